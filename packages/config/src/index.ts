@@ -1,0 +1,2 @@
+export * from './env.schema.ts';
+export * from './load-config.ts';

@@ -1,0 +1,90 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql;
+
+export interface Database {
+  sql: Sql;
+  mode: 'embedded' | 'postgres';
+  /** Where the data lives, for start-up messages (no credentials). */
+  location: string;
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** A postgres:// URL; unset → embedded PGlite. */
+  databaseUrl?: string | undefined;
+  /** Embedded: data lives in `${dataDir}/pgdata`; 'memory://' keeps it in memory (tests). */
+  dataDir?: string;
+  /** Pool size for a real Postgres. Embedded is always exactly one connection. */
+  poolMax?: number;
+  /** Called for server notices; silent by default. */
+  onNotice?: (notice: postgres.Notice) => void;
+}
+
+// int8 (bigint) arrives as a string by default; every bigint we store (ids, counts, leaf
+// indexes) stays far below 2^53, so numbers are the honest JS type.
+const bigintAsNumber = {
+  to: 20,
+  from: [20],
+  serialize: (x: number | bigint) => x.toString(),
+  parse: (x: string) => Number(x),
+};
+
+function clientOptions(max: number, onNotice?: (n: postgres.Notice) => void) {
+  return {
+    max,
+    onnotice: onNotice ?? (() => {}),
+    types: { bigint: bigintAsNumber },
+    // Fail fast when the database is away instead of queueing forever; callers answer 503.
+    connect_timeout: 10,
+    idle_timeout: 60,
+    max_lifetime: 60 * 30,
+  } satisfies postgres.Options<Record<string, postgres.PostgresType>>;
+}
+
+/**
+ * One postgres.js code path for both modes. Embedded mode runs PGlite (real Postgres in WASM)
+ * behind pglite-socket on an OS-chosen loopback port. PGlite is a single session, so the
+ * pool is exactly one connection: postgres.js queues the rest, and `sql.begin` reserves it so
+ * transactions never interleave.
+ */
+export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<Database> {
+  if (options.databaseUrl) {
+    const sql = postgres(options.databaseUrl, clientOptions(options.poolMax ?? 10, options.onNotice));
+    const u = new URL(options.databaseUrl);
+    return {
+      sql,
+      mode: 'postgres',
+      location: `${u.protocol}//${u.hostname}:${u.port || 5432}${u.pathname}`,
+      close: () => sql.end({ timeout: 5 }),
+    };
+  }
+
+  const dataDir = options.dataDir ?? './.observatory';
+  const inMemory = dataDir.startsWith('memory://');
+  const pgdata = inMemory ? dataDir : path.resolve(dataDir, 'pgdata');
+  if (!inMemory) await mkdir(pgdata, { recursive: true });
+  const pglite = await PGlite.create(pgdata);
+  const server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 1 });
+  await server.start();
+  const conn = server.getServerConn(); // "127.0.0.1:<port>"
+  const sql = postgres(`postgres://postgres@${conn}/postgres`, clientOptions(1, options.onNotice));
+  let closed = false;
+  return {
+    sql,
+    mode: 'embedded',
+    location: pgdata,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await sql.end({ timeout: 5 });
+      await server.stop();
+      // Closing PGlite flushes and checkpoints, so the data dir is consistent after Ctrl-C.
+      await pglite.close();
+    },
+  };
+}

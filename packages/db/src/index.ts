@@ -1,0 +1,4 @@
+export * from './client.ts';
+export * from './meta.ts';
+export * from './migrate.ts';
+export * from './repositories/index.ts';

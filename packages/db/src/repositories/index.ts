@@ -1,0 +1,21 @@
+import type { Sql } from '../client.ts';
+import { apiKeysRepository } from './api-keys.repository.ts';
+import { interactionReportsRepository } from './interaction-reports.repository.ts';
+import { probeResultsRepository } from './probe-results.repository.ts';
+import { serversRepository } from './servers.repository.ts';
+
+export * from './api-keys.repository.ts';
+export * from './interaction-reports.repository.ts';
+export * from './probe-results.repository.ts';
+export * from './servers.repository.ts';
+
+export function createRepositories(sql: Sql) {
+  return {
+    servers: serversRepository(sql),
+    probeResults: probeResultsRepository(sql),
+    interactionReports: interactionReportsRepository(sql),
+    apiKeys: apiKeysRepository(sql),
+  };
+}
+
+export type Repositories = ReturnType<typeof createRepositories>;

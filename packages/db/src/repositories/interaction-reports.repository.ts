@@ -1,0 +1,59 @@
+import type { Sql } from '../client.ts';
+
+/** An agent's report of one call (SPEC 2.5), as accepted by the API. */
+export interface InteractionReportRecord {
+  /** Minted at acceptance; makes a re-written batch store each report once. */
+  report_id: string;
+  server_id: number;
+  agent_id: string;
+  key_id: number | null;
+  received_at: Date;
+  success: boolean;
+  latency_ms: number | null;
+  tool_name: string | null;
+  error_type: string | null;
+  error_message: string | null;
+  http_status: number | null;
+}
+
+export interface StoredInteractionReport extends InteractionReportRecord {
+  id: number;
+}
+
+export function interactionReportsRepository(sql: Sql) {
+  return {
+    /** Stores a batch in one statement; reports already stored are skipped. Returns how many were new. */
+    async insertBatch(reports: InteractionReportRecord[]): Promise<number> {
+      if (reports.length === 0) return 0;
+      const result = await sql`
+        INSERT INTO interaction_reports ${sql(reports, [
+          'report_id',
+          'server_id',
+          'agent_id',
+          'key_id',
+          'received_at',
+          'success',
+          'latency_ms',
+          'tool_name',
+          'error_type',
+          'error_message',
+          'http_status',
+        ])}
+        ON CONFLICT (report_id) DO NOTHING`;
+      return result.count;
+    },
+
+    async countForServer(serverId: number): Promise<number> {
+      const [row] = await sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM interaction_reports WHERE server_id = ${serverId}`;
+      return row?.n ?? 0;
+    },
+
+    async count(): Promise<number> {
+      const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM interaction_reports`;
+      return row?.n ?? 0;
+    },
+  };
+}
+
+export type InteractionReportsRepository = ReturnType<typeof interactionReportsRepository>;

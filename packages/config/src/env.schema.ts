@@ -51,18 +51,17 @@ export const envSchema = z.object({
   OPERATOR: z.string().min(1).max(200).default('MCP Trust Observatory (self-hosted)'),
   REGION: z.string().min(1).max(100).default('local'),
   /**
-   * Which client address to trust behind proxies (fastify trustProxy): false, true, a hop
-   * count, or a comma-separated list of addresses/CIDRs.
+   * Whose X-Forwarded-For to believe when working out a client's address (per-address limits):
+   * false (default: the socket peer), true (any peer: only behind a proxy you control), or a
+   * comma-separated list of proxy addresses/CIDRs (e.g. "10.0.0.0/8,127.0.0.1").
    */
   TRUST_PROXY: z
     .string()
     .default('false')
-    .transform((v): boolean | number | string => {
-      if (v === 'true') return true;
-      if (v === 'false' || v === '') return false;
-      if (/^\d+$/.test(v)) return Number(v);
-      return v;
-    }),
+    .refine((v) => !/^\d+$/.test(v), {
+      error: 'a hop count cannot be checked; give true, false or the proxy addresses/CIDRs',
+    })
+    .transform((v): boolean | string => (v === 'true' ? true : v === 'false' ? false : v)),
   RETENTION_DAYS: int(1, 3650).default(90),
   /** Audit data (events, receipts) is kept at least this long (Article 12: ≥ 6 months). */
   AUDIT_RETENTION_DAYS: int(183, 36_500).default(400),

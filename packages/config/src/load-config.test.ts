@@ -21,13 +21,13 @@ describe('loadConfig', () => {
       REDIS_URL: 'redis://127.0.0.1:6379',
       PORT: '9000',
       PROBE_ALLOW_PRIVATE_NETWORKS: 'true',
-      TRUST_PROXY: '2',
+      TRUST_PROXY: '10.0.0.0/8,127.0.0.1',
       PUBLIC_BASE_URL: 'https://obs.example.com/',
     });
     expect(c.mode).toBe('distributed');
     expect(c.PORT).toBe(9000);
     expect(c.PROBE_ALLOW_PRIVATE_NETWORKS).toBe(true);
-    expect(c.TRUST_PROXY).toBe(2);
+    expect(c.TRUST_PROXY).toBe('10.0.0.0/8,127.0.0.1');
     expect(c.publicBaseUrl).toBe('https://obs.example.com');
   });
 
@@ -44,14 +44,15 @@ describe('loadConfig', () => {
         PROBE_ALLOW_PRIVATE_NETWORKS: 'maybe',
         DATA_SINCE: '2026-13-45',
         PROBE_INTERVAL_S: '1',
+        TRUST_PROXY: '2',
       });
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
-    expect(problems).toHaveLength(5);
-    for (const name of ['PORT', 'DATABASE_URL', 'PROBE_ALLOW_PRIVATE_NETWORKS', 'DATA_SINCE', 'PROBE_INTERVAL_S']) {
+    expect(problems).toHaveLength(6);
+    for (const name of ['PORT', 'DATABASE_URL', 'PROBE_ALLOW_PRIVATE_NETWORKS', 'DATA_SINCE', 'PROBE_INTERVAL_S', 'TRUST_PROXY']) {
       expect(problems.some((p) => p.startsWith(`${name}:`))).toBe(true);
     }
   });

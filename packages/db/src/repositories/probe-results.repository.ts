@@ -134,7 +134,8 @@ export function probeResultsRepository(sql: Sql) {
   };
 }
 
-interface ServerStateUpdate {
+// a type alias (not an interface) so it is assignable to postgres.js JSON values
+type ServerStateUpdate = {
   server_id: number;
   any_good: boolean;
   trailing: number;
@@ -146,7 +147,7 @@ interface ServerStateUpdate {
   last_latency_ms: number;
   protocol_version: string | null;
   server_info: { name: string; version: string } | null;
-}
+};
 
 function backoffCapSeconds(intervalSeconds: number): number {
   return Math.max(3600, intervalSeconds);

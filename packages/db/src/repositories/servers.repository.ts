@@ -139,6 +139,16 @@ export function serversRepository(sql: Sql) {
         RETURNING s.id, s.url, due.slot`;
     },
 
+    /** Gives claimed slots back (their jobs could not be enqueued), so the servers stay due. */
+    async releaseClaims(claims: DueServer[]): Promise<void> {
+      if (claims.length === 0) return;
+      await sql`
+        UPDATE servers s SET next_probe_at = c.slot
+        FROM jsonb_to_recordset(${sql.json(claims.map((c) => ({ id: c.id, slot: c.slot.toISOString() })))}::jsonb)
+          AS c(id bigint, slot timestamptz)
+        WHERE s.id = c.id`;
+    },
+
     /** Makes a server due now (e.g. just registered, or an operator asked for a probe). */
     async probeSoon(id: number, at: Date = new Date()): Promise<void> {
       await sql`UPDATE servers SET next_probe_at = ${at} WHERE id = ${id}`;

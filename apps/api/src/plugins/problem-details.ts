@@ -1,0 +1,66 @@
+import { HttpProblem } from '@observatory/service';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+
+const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
+
+function send(reply: FastifyReply, request: FastifyRequest, problem: HttpProblem) {
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
+  return reply.status(problem.status).type(PROBLEM_TYPE).send(problem.toJSON(request.url.split('?')[0]));
+}
+
+/**
+ * One error handler for the whole API: every error leaves as RFC 9457 problem+json. Validation
+ * errors list each bad field; errors Fastify raises on purpose (bad JSON, body too large, wrong
+ * content type) keep their 4xx status; anything else is a 500 whose body says nothing about
+ * internals (the log has the details).
+ */
+export function registerProblemDetails(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError | HttpProblem | Error, request, reply) => {
+    if (error instanceof HttpProblem) return send(reply, request, error);
+
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const errors = error.validation.map((v) => ({
+        field: [error.validationContext, ...String(v.instancePath).split('/').filter(Boolean)].join('.'),
+        message: v.message ?? 'is invalid',
+      }));
+      return send(
+        reply,
+        request,
+        new HttpProblem(400, 'Bad Request', errors.map((e) => `${e.field}: ${e.message}`).join('; ').slice(0, 500), {
+          errors,
+        }),
+      );
+    }
+
+    const fastifyError = error as FastifyError;
+    const status = fastifyError.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      const title =
+        status === 413 ? 'Payload Too Large' : status === 415 ? 'Unsupported Media Type' : status === 429 ? 'Too Many Requests' : 'Bad Request';
+      return send(reply, request, new HttpProblem(status, title, fastifyError.message.slice(0, 300)));
+    }
+
+    // Database or Redis away: a clear, retryable 503 instead of a crash or a bare 500.
+    if (isUnavailable(error)) {
+      request.log.warn({ err: error }, 'dependency unavailable');
+      return send(reply, request, new HttpProblem(503, 'Service Unavailable', 'A storage dependency is unavailable; retry shortly.', { retry_after: 5 }, { 'retry-after': '5' }));
+    }
+
+    request.log.error({ err: error }, 'unhandled error');
+    return send(reply, request, new HttpProblem(500, 'Internal Server Error', 'Something went wrong on our side; it has been logged.'));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    send(reply, request, new HttpProblem(404, 'Not Found', `No route for ${request.method} ${request.url.split('?')[0]}`)),
+  );
+}
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P03', '08006', '08001', '08003']);
+
+function isUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
+  const message = (error as Error).message ?? '';
+  return /Redis is not reachable|Connection is closed|Stream isn't writeable/.test(message);
+}

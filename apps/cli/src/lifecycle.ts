@@ -1,0 +1,65 @@
+import { type Config, loadConfigOrExit } from '@observatory/config';
+import { type AppLogger, createLogger, openRuntime, type Runtime } from '@observatory/service';
+
+/**
+ * Runs a long-lived command: loads config (exiting on bad values before anything listens),
+ * opens the runtime, starts the parts, and on SIGINT/SIGTERM stops them in reverse order and
+ * closes the runtime, so the embedded data dir is always left consistent. A second signal
+ * exits at once.
+ */
+export async function runService(
+  name: string,
+  start: (runtime: Runtime, config: Config, logger: AppLogger) => Promise<Array<() => Promise<void>>>,
+  check?: (config: Config) => string | null,
+): Promise<void> {
+  const config = loadConfigOrExit();
+  const refusal = check?.(config);
+  if (refusal) {
+    process.stderr.write(`${refusal}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger(config.LOG_LEVEL, name);
+  const runtime = await openRuntime(config, logger);
+  let stops: Array<() => Promise<void>> = [];
+  try {
+    stops = await start(runtime, config, logger);
+  } catch (err) {
+    logger.error({ err }, `${name} failed to start`);
+    await runtime.close();
+    process.exit(1);
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    for (const stop of stops.reverse()) {
+      await stop().catch((err) => logger.error({ err }, 'error while stopping'));
+    }
+    await runtime.close();
+    logger.info('stopped cleanly');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+export function describeStorage(runtime: Runtime): string {
+  const { config } = runtime;
+  const jobs = runtime.queue.kind === 'bullmq' ? 'Redis (BullMQ)' : 'in-process';
+  return runtime.db.mode === 'embedded'
+    ? `mode: embedded — data in ${runtime.db.location}, jobs ${jobs}`
+    : `mode: ${config.mode} — Postgres ${runtime.db.location}, jobs ${jobs}`;
+}
+
+/** Separate worker/scheduler processes only make sense on shared Postgres and Redis. */
+export function requireDistributed(config: Config): string | null {
+  if (!config.DATABASE_URL || !config.REDIS_URL) {
+    return 'This command runs as its own process and needs DATABASE_URL and REDIS_URL (distributed mode).\nOn one machine, use `observatory start` instead.';
+  }
+  return null;
+}

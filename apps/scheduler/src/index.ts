@@ -1,0 +1,2 @@
+export * from './probe-dispatcher.ts';
+export * from './scheduler.ts';

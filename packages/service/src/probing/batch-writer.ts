@@ -1,0 +1,55 @@
+/**
+ * Collects items from many concurrent callers and writes them in batches: one write per
+ * `maxBatch` items or per `maxDelayMs`, whichever comes first. Each caller's promise settles
+ * when the batch holding its item is durable (or failed), so a job or a request is only
+ * acknowledged once its data is stored.
+ */
+export class BatchWriter<T> {
+  private pending: Array<{ item: T; resolve: () => void; reject: (err: unknown) => void }> = [];
+  private timer: NodeJS.Timeout | null = null;
+  private inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly writeBatch: (items: T[]) => Promise<void>,
+    private readonly options: { maxBatch: number; maxDelayMs: number },
+  ) {}
+
+  /** Items waiting for their batch (for metrics). */
+  get depth(): number {
+    return this.pending.length;
+  }
+
+  write(item: T): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ item, resolve, reject });
+      if (this.pending.length >= this.options.maxBatch) this.flush();
+      else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.options.maxDelayMs);
+    });
+  }
+
+  /** Writes what is pending now; resolves when every batch started so far has settled. */
+  async drain(): Promise<void> {
+    this.flush();
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private flush() {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    if (this.pending.length === 0) return;
+    const batch = this.pending;
+    this.pending = [];
+    const write = this.writeBatch(batch.map((p) => p.item)).then(
+      () => {
+        for (const p of batch) p.resolve();
+      },
+      (err) => {
+        for (const p of batch) p.reject(err);
+      },
+    );
+    this.inFlight.add(write);
+    void write.finally(() => this.inFlight.delete(write));
+  }
+}

@@ -1,0 +1,60 @@
+import type { Config } from '@observatory/config';
+import { createRepositories, type Database, migrate, openDatabase, type Repositories, readDataSince } from '@observatory/db';
+import { createJobQueue, type JobQueue } from '@observatory/queue';
+import type { AppLogger } from './logger.ts';
+
+/**
+ * Everything a process of the observatory holds open: the database, the repositories over it,
+ * and the job queue. Each app (api, worker, scheduler) takes one; `observatory start` shares
+ * one between all three.
+ */
+export interface Runtime {
+  config: Config;
+  logger: AppLogger;
+  db: Database;
+  repos: Repositories;
+  queue: JobQueue;
+  /** data_since: DATA_SINCE if set, else the day this data store was created. */
+  dataSince: string;
+  /** Runs `fn` on close, after the queue has stopped and before the database closes. */
+  beforeDatabaseClose(fn: () => Promise<void>): void;
+  close(): Promise<void>;
+}
+
+export async function openRuntime(config: Config, logger: AppLogger): Promise<Runtime> {
+  const db = await openDatabase({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.dataDir,
+    poolMax: config.DATABASE_POOL_MAX,
+  });
+  try {
+    const report = await migrate(db.sql);
+    if (report.applied.length > 0) logger.info({ applied: report.applied }, 'database migrated');
+    const queue = createJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
+    const dataSince = config.DATA_SINCE ?? (await readDataSince(db.sql));
+    let closed = false;
+    const hooks: Array<() => Promise<void>> = [];
+    return {
+      config,
+      logger,
+      db,
+      repos: createRepositories(db.sql),
+      queue,
+      dataSince,
+      beforeDatabaseClose: (fn) => void hooks.push(fn),
+      async close() {
+        if (closed) return;
+        closed = true;
+        // Active jobs may finish within the grace period (a probe never outlives its timeout).
+        await queue.close(config.PROBE_TIMEOUT_MS + 2_000);
+        for (const hook of hooks) {
+          await hook().catch((err) => logger.error({ err }, 'shutdown hook failed'));
+        }
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+}

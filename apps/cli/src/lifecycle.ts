@@ -41,7 +41,7 @@ export async function runService(
       await stop().catch((err) => logger.error({ err }, 'error while stopping'));
     }
     await runtime.close();
-    logger.info('stopped cleanly');
+    process.stdout.write('stopped cleanly\n');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));

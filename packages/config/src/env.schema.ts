@@ -15,7 +15,7 @@ const booleanFlag = z
 const optionalUrl = (protocols: string[]) =>
   z
     .url({ error: 'must be a URL' })
-    .refine((v) => protocols.includes(new URL(v).protocol), {
+    .refine((v) => URL.canParse(v) && protocols.includes(new URL(v).protocol), {
       error: `must use ${protocols.join(' or ')}`,
     })
     .optional();

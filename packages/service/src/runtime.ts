@@ -27,6 +27,11 @@ export async function openRuntime(config: Config, logger: AppLogger): Promise<Ru
     dataDir: config.dataDir,
     poolMax: config.DATABASE_POOL_MAX,
   });
+  return openRuntimeOn(db, config, logger);
+}
+
+/** Builds the runtime on an already open database (tests bring their own). */
+export async function openRuntimeOn(db: Database, config: Config, logger: AppLogger): Promise<Runtime> {
   try {
     const report = await migrate(db.sql);
     if (report.applied.length > 0) logger.info({ applied: report.applied }, 'database migrated');

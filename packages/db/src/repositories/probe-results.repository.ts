@@ -78,7 +78,7 @@ export function probeResultsRepository(sql: Sql) {
           // this update, so the backoff sees the failures stored before this batch.
           await tx`
             UPDATE servers s SET
-              consecutive_failures = CASE WHEN u.any_good THEN u.trailing ELSE s.consecutive_failures + u.trailing END,
+              consecutive_failures = CASE WHEN u.any_good THEN u.trailing_failures ELSE s.consecutive_failures + u.trailing_failures END,
               last_outcome = u.last_outcome,
               last_probe_at = u.last_started_at,
               last_up_at = COALESCE(u.last_up_at, s.last_up_at),
@@ -87,15 +87,15 @@ export function probeResultsRepository(sql: Sql) {
               last_latency_ms = u.last_latency_ms,
               protocol_version = COALESCE(u.protocol_version, s.protocol_version),
               server_info = COALESCE(u.server_info, s.server_info),
-              next_probe_at = CASE WHEN u.trailing = 0 THEN s.next_probe_at ELSE GREATEST(
+              next_probe_at = CASE WHEN u.trailing_failures = 0 THEN s.next_probe_at ELSE GREATEST(
                 s.next_probe_at,
                 u.last_started_at + make_interval(secs => LEAST(
                   ${backoffCapSeconds(opts.intervalSeconds)}::double precision,
                   ${opts.intervalSeconds}::double precision * power(2, LEAST(20,
-                    (CASE WHEN u.any_good THEN 0 ELSE s.consecutive_failures END) + u.trailing - 1)))))
+                    (CASE WHEN u.any_good THEN 0 ELSE s.consecutive_failures END) + u.trailing_failures - 1)))))
               END
             FROM jsonb_to_recordset(${tx.json(updates)}::jsonb) AS u(
-              server_id bigint, any_good boolean, trailing integer, last_outcome text,
+              server_id bigint, any_good boolean, trailing_failures integer, last_outcome text,
               last_started_at timestamptz, last_up_at timestamptz, last_error text,
               last_error_at timestamptz, last_latency_ms double precision, protocol_version text,
               server_info jsonb)
@@ -138,7 +138,7 @@ export function probeResultsRepository(sql: Sql) {
 type ServerStateUpdate = {
   server_id: number;
   any_good: boolean;
-  trailing: number;
+  trailing_failures: number;
   last_outcome: string;
   last_started_at: string;
   last_up_at: string | null;
@@ -187,7 +187,7 @@ function serverStateUpdates(records: ProbeResultRecord[]): ServerStateUpdate[] {
     updates.push({
       server_id: serverId,
       any_good: anyGood,
-      trailing,
+      trailing_failures: trailing,
       last_outcome: last.outcome,
       last_started_at: last.started_at.toISOString(),
       last_up_at: lastUpAt?.toISOString() ?? null,

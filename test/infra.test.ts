@@ -10,7 +10,8 @@ const read = (file: string) => readFile(path.join(root, file), 'utf8');
 
 describe('docker-compose.yml', () => {
   it('runs postgres, redis (noeviction + AOF), api, a scalable worker and a scheduler', async () => {
-    const compose = parse(await read('docker-compose.yml'));
+    // compose files use YAML merge keys (<<: *app)
+    const compose = parse(await read('docker-compose.yml'), { merge: true });
     expect(Object.keys(compose.services).sort()).toEqual(['api', 'postgres', 'redis', 'scheduler', 'worker']);
     for (const app of ['api', 'worker', 'scheduler']) {
       const s = compose.services[app];

@@ -1,13 +1,19 @@
-import type { Runtime } from '@observatory/service';
+import { createServices, type Runtime, type Services } from '@observatory/service';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { registerProblemDetails } from './plugins/problem-details.ts';
+import { registerRateLimits } from './plugins/rate-limits.ts';
+import { agentAuthRoutes } from './routes/agent-auth.routes.ts';
 import { healthRoutes } from './routes/health.routes.ts';
 import { infoRoutes } from './routes/info.routes.ts';
+import { registerRoutes } from './routes/register.routes.ts';
+import { reportRoutes } from './routes/report.routes.ts';
 
 export interface BuildAppOptions {
   /** Fastify logs requests through the runtime's pino logger unless this is false. */
   logRequests?: boolean;
+  /** The service layer; made from the runtime when not given (tests may share one). */
+  services?: Services;
 }
 
 /** The HTTP application, without listening: tests drive it with `inject`, the server listens. */
@@ -24,12 +30,19 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   });
+  // JSON only: a text/plain body is refused with 415 instead of reaching a JSON schema as a string.
+  app.removeContentTypeParser(['text/plain']);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerProblemDetails(app);
+  await registerRateLimits(app, runtime);
+  const services = options.services ?? createServices(runtime);
 
   healthRoutes(app, runtime);
   infoRoutes(app, runtime);
+  agentAuthRoutes(app, services);
+  reportRoutes(app, services);
+  registerRoutes(app, services);
 
   await app.ready();
   return app;

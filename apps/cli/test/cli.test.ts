@@ -22,7 +22,7 @@ describe('observatory start (embedded)', () => {
     const [, url] = await first.waitFor(/listening on (http:\/\/\S+)/);
     expect(first.output()).toContain('mode: embedded');
     expect(first.output()).toContain(path.join(dataDir, 'pgdata'));
-    const info = await (await fetch(`${url}/api/info`)).json();
+    const info = (await (await fetch(`${url}/api/info`)).json()) as { version: string; data_since: string };
     expect(info.version).toBe('1.0.0');
     first.child.kill('SIGINT');
     expect(await first.exited).toEqual({ code: 0, signal: null });
@@ -30,7 +30,7 @@ describe('observatory start (embedded)', () => {
 
     const second = runCli(['start'], env);
     const [, url2] = await second.waitFor(/listening on (http:\/\/\S+)/);
-    const info2 = await (await fetch(`${url2}/api/info`)).json();
+    const info2 = (await (await fetch(`${url2}/api/info`)).json()) as { data_since: string };
     // data_since is the day the store was created: kept, not re-created
     expect(info2.data_since).toBe(info.data_since);
     expect(second.output()).not.toContain('database migrated');

@@ -7,6 +7,8 @@ CREATE TABLE meta (
   value text NOT NULL
 );
 INSERT INTO meta (key, value) VALUES ('data_since', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD'));
+-- A per-deployment secret mixed into hashes of client addresses (kept, never shown).
+INSERT INTO meta (key, value) VALUES ('address_pepper', md5(random()::text || clock_timestamp()::text) || md5(random()::text));
 
 CREATE TABLE servers (
   id                    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -6,6 +6,12 @@ export async function readDataSince(sql: Sql): Promise<string> {
   return row?.value ?? new Date().toISOString().slice(0, 10);
 }
 
+/** A value of the meta table (facts about this data store). */
+export async function readMeta(sql: Sql, key: string): Promise<string | undefined> {
+  const [row] = await sql<{ value: string }[]>`SELECT value FROM meta WHERE key = ${key}`;
+  return row?.value;
+}
+
 /** Readiness: the database answers a trivial query. */
 export async function pingDatabase(sql: Sql, timeoutMs = 2000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;

@@ -1,6 +1,7 @@
 import type { Config } from '@observatory/config';
-import { createRepositories, type Database, migrate, openDatabase, type Repositories, readDataSince } from '@observatory/db';
+import { createRepositories, type Database, migrate, openDatabase, type Repositories, readDataSince, readMeta } from '@observatory/db';
 import { createJobQueue, type JobQueue } from '@observatory/queue';
+import { Redis } from 'ioredis';
 import type { AppLogger } from './logger.ts';
 
 /**
@@ -14,8 +15,12 @@ export interface Runtime {
   db: Database;
   repos: Repositories;
   queue: JobQueue;
+  /** Shared Redis for rate limits across API replicas (distributed mode); null in-process. */
+  redis: Redis | null;
   /** data_since: DATA_SINCE if set, else the day this data store was created. */
   dataSince: string;
+  /** Secret mixed into hashes of client addresses, kept in the database. */
+  addressPepper: string;
   /** Runs `fn` on close, after the queue has stopped and before the database closes. */
   beforeDatabaseClose(fn: () => Promise<void>): void;
   close(): Promise<void>;
@@ -36,7 +41,18 @@ export async function openRuntimeOn(db: Database, config: Config, logger: AppLog
     const report = await migrate(db.sql);
     if (report.applied.length > 0) logger.info({ applied: report.applied }, 'database migrated');
     const queue = createJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
+    const redis = config.REDIS_URL
+      ? new Redis(config.REDIS_URL, {
+          // fail fast: a rate-limit lookup must never hang a request while Redis is away
+          maxRetriesPerRequest: 1,
+          enableOfflineQueue: false,
+          connectTimeout: 2_000,
+          retryStrategy: (times) => Math.min(times * 200, 2_000),
+        })
+      : null;
+    redis?.on('error', (err) => logger.debug({ err: err.message }, 'redis (rate limit) error'));
     const dataSince = config.DATA_SINCE ?? (await readDataSince(db.sql));
+    const addressPepper = (await readMeta(db.sql, 'address_pepper')) ?? 'unset';
     let closed = false;
     const hooks: Array<() => Promise<void>> = [];
     return {
@@ -45,7 +61,9 @@ export async function openRuntimeOn(db: Database, config: Config, logger: AppLog
       db,
       repos: createRepositories(db.sql),
       queue,
+      redis,
       dataSince,
+      addressPepper,
       beforeDatabaseClose: (fn) => void hooks.push(fn),
       async close() {
         if (closed) return;
@@ -55,6 +73,7 @@ export async function openRuntimeOn(db: Database, config: Config, logger: AppLog
         for (const hook of hooks) {
           await hook().catch((err) => logger.error({ err }, 'shutdown hook failed'));
         }
+        redis?.disconnect();
         await db.close();
       },
     };

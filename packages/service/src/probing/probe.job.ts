@@ -2,7 +2,7 @@ import type { ProbeResultRecord } from '@observatory/db';
 import { probe } from '@observatory/probe';
 import type { JobHandler } from '@observatory/queue';
 import type { Runtime } from '../runtime.ts';
-import { BatchWriter } from './batch-writer.ts';
+import { BatchWriter } from '../batch-writer.ts';
 import { HostLimiter } from './host-limiter.ts';
 
 export interface ProbeJobHandler {

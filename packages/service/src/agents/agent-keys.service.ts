@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { HttpProblem } from '../problem.ts';
+import type { Runtime } from '../runtime.ts';
+import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-format.ts';
+
+/** SPEC 2.1/5: anonymous keys read trust data, get 50 checks, never expire. */
+export const ANONYMOUS_SCOPES = ['trust:read'] as const;
+export const ANONYMOUS_TRIAL_LIMIT = 50;
+
+export interface AgentCredential {
+  api_key: string;
+  credential_type: 'api_key';
+  scopes: string[];
+  trial_limit: number;
+  credential_expires: null;
+}
+
+export interface AuthenticatedAgent {
+  keyId: number;
+  /** Safe to log and to show in audits (never the secret). */
+  keyPrefix: string;
+  scopes: string[];
+}
+
+/** Hash of a client address with a per-deployment pepper: enough to group, not to recover. */
+export function hashClientAddress(ip: string, pepper: string): string {
+  return createHash('sha256').update(`${pepper}:${ip}`).digest('hex').slice(0, 32);
+}
+
+export function agentKeysService(runtime: Runtime) {
+  const { repos } = runtime;
+  const resourceMetadata = `${runtime.config.publicBaseUrl}/.well-known/oauth-protected-resource`;
+
+  const unauthorized = (detail: string, error: 'invalid_request' | 'invalid_token') =>
+    new HttpProblem(
+      401,
+      'Unauthorized',
+      detail,
+      { get_key: `${runtime.config.publicBaseUrl}/agent/auth` },
+      {
+        'www-authenticate': `Bearer realm="mcp-trust-observatory", error="${error}", resource_metadata="${resourceMetadata}"`,
+      },
+    );
+
+  return {
+    /** POST /agent/auth: one call, no human step, a key with 50 checks. */
+    async issueAnonymousKey(clientIp: string): Promise<AgentCredential> {
+      const key = generateApiKey();
+      await repos.apiKeys.insert({
+        prefix: key.displayPrefix,
+        secretSha256: key.sha256,
+        scopes: [...ANONYMOUS_SCOPES],
+        trialLimit: ANONYMOUS_TRIAL_LIMIT,
+        createdIpHash: hashClientAddress(clientIp, runtime.addressPepper),
+      });
+      return {
+        api_key: key.key,
+        credential_type: 'api_key',
+        scopes: [...ANONYMOUS_SCOPES],
+        trial_limit: ANONYMOUS_TRIAL_LIMIT,
+        credential_expires: null,
+      };
+    },
+
+    /** Checks an `Authorization: Bearer <key>` header; throws a 401 problem otherwise. */
+    async authenticate(authorization: string | undefined): Promise<AuthenticatedAgent> {
+      if (!authorization) throw unauthorized('This endpoint needs an API key: Authorization: Bearer <api_key>. Get one with POST /agent/auth.', 'invalid_request');
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+      if (!match) throw unauthorized('The Authorization header must be "Bearer <api_key>".', 'invalid_request');
+      const key = match[1]!;
+      if (!isWellFormedApiKey(key)) throw unauthorized('The API key is malformed or mistyped (checksum mismatch).', 'invalid_token');
+      const row = await repos.apiKeys.findBySecretHash(hashApiKey(key));
+      if (!row) throw unauthorized('The API key is not known.', 'invalid_token');
+      return { keyId: row.id, keyPrefix: row.prefix, scopes: row.scopes };
+    },
+
+    /**
+     * Uses one trust check of the key, atomically. Throws 402 once the allowance is used up.
+     * Returns the checks remaining after this one.
+     */
+    async consumeCheck(agent: AuthenticatedAgent): Promise<number> {
+      const used = await repos.apiKeys.consumeCheck(agent.keyId);
+      if (!used) {
+        throw new HttpProblem(
+          402,
+          'Trial Allowance Used Up',
+          `This key has used all of its ${ANONYMOUS_TRIAL_LIMIT} free trust checks. See ${runtime.config.publicBaseUrl}/get-started for higher volume.`,
+          { checks_remaining: 0, get_started: `${runtime.config.publicBaseUrl}/get-started` },
+          { link: `<${runtime.config.publicBaseUrl}/get-started>; rel="payment"` },
+        );
+      }
+      return used.remaining;
+    },
+  };
+}
+
+export type AgentKeysService = ReturnType<typeof agentKeysService>;

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import type { InteractionReportRecord } from '@observatory/db';
+import { BatchWriter } from '../batch-writer.ts';
+import type { Runtime } from '../runtime.ts';
+import type { ReportInput } from '../schemas.ts';
+import type { ServerResolver } from '../servers/server-resolver.ts';
+
+export interface ReportReceipt {
+  recorded: true;
+  report_id: string;
+  server_url: string;
+  server_created: boolean;
+  received_at: string;
+}
+
+/** Time-sortable, unique report ids: rpt_ + ms timestamp (base36) + 80 random bits. */
+function newReportId(now: Date): string {
+  return `rpt_${now.getTime().toString(36)}${randomBytes(10).toString('hex')}`;
+}
+
+/**
+ * Agent reports are buffered and written in batches (one INSERT per ≤ 500 reports or 20 ms).
+ * A report is acknowledged only when its batch is committed; if the database cannot take it,
+ * the caller gets an error (→ 503) and nothing is acknowledged that could be lost. Scores are
+ * not recomputed here: the analyzer folds reports in shortly after (see docs/scoring.md).
+ */
+export function reportIngestService(runtime: Runtime, servers: ServerResolver) {
+  const writer = new BatchWriter<InteractionReportRecord>(
+    async (batch) => {
+      await runtime.repos.interactionReports.insertBatch(batch);
+    },
+    { maxBatch: 500, maxDelayMs: 20 },
+  );
+  runtime.beforeDatabaseClose(() => writer.drain());
+
+  return {
+    get bufferDepth() {
+      return writer.depth;
+    },
+
+    async ingest(input: ReportInput, who: { agentId?: string | undefined; keyId?: number | null }): Promise<ReportReceipt> {
+      const server = await servers.resolveOrCreate(input.server_url);
+      const now = new Date();
+      const record: InteractionReportRecord = {
+        report_id: newReportId(now),
+        server_id: server.id,
+        agent_id: input.agent_id ?? who.agentId ?? 'anonymous',
+        key_id: who.keyId ?? null,
+        received_at: now,
+        success: input.success,
+        latency_ms: input.latency_ms ?? null,
+        tool_name: input.tool_name ?? null,
+        error_type: input.error_type ?? null,
+        error_message: input.error_message ?? null,
+        http_status: input.http_status ?? null,
+      };
+      await writer.write(record);
+      return {
+        recorded: true,
+        report_id: record.report_id,
+        server_url: server.url,
+        server_created: server.created,
+        received_at: now.toISOString(),
+      };
+    },
+
+    drain: () => writer.drain(),
+  };
+}
+
+export type ReportIngestService = ReturnType<typeof reportIngestService>;

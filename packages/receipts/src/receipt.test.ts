@@ -1,0 +1,192 @@
+import * as jose from 'jose';
+import { describe, expect, it } from 'vitest';
+import { CHECKPOINT_TYP, signCheckpoint } from './checkpoint.ts';
+import { type Jwks, MemoryKeyStore } from './key-store.ts';
+import { type KeyRing, loadSigningKeys, rotateKey } from './keys.ts';
+import { RECEIPT_TYP, type ReceiptInput, signReceipt, verifyReceipt } from './receipt.ts';
+import { newReceiptId, RECEIPT_ID_PATTERN, receiptIdTime } from './receipt-id.ts';
+
+const input: ReceiptInput = {
+  iss: 'https://observatory.example',
+  sub: 'https://mcp.weather.example/mcp',
+  verdict: 'PASS',
+  score: 87.5,
+  latency: { p50_ms: 120, p95_ms: 340 },
+  evidence: {
+    window: { from: '2026-05-01T00:00:00Z', to: '2026-05-31T00:00:00Z' },
+    probes: 8640,
+    reports: 12,
+  },
+};
+
+/**
+ * What a third party does with nothing but the JWKS document (as served, JSON text) and jose:
+ * this helper uses jose only. Returns the header and claims, or the jose error code.
+ */
+async function verifyWithJoseOnly(jws: string, jwksJson: string) {
+  try {
+    const { payload, protectedHeader } = await jose.jwtVerify(
+      jws,
+      jose.createLocalJWKSet(JSON.parse(jwksJson)),
+      {
+        algorithms: ['EdDSA'],
+        typ: 'observatory-receipt+jwt',
+      },
+    );
+    return { payload, protectedHeader };
+  } catch (error) {
+    return { code: (error as jose.errors.JOSEError).code };
+  }
+}
+
+const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
+const unb64 = (text: string) => Buffer.from(text, 'base64url');
+
+/** Flips one bit of one byte of a decoded JWS part and re-encodes it. */
+function flipByte(jws: string, part: 1 | 2, at: number): string {
+  const parts = jws.split('.');
+  const bytes = unb64(parts[part]!);
+  bytes[at]! ^= 0x01;
+  parts[part] = b64(bytes);
+  return parts.join('.');
+}
+
+async function newRing(): Promise<KeyRing> {
+  return loadSigningKeys({ store: new MemoryKeyStore() });
+}
+
+describe('signReceipt', () => {
+  it('makes a compact JWS that jose alone verifies against the JWKS', async () => {
+    const ring = await newRing();
+    const now = Date.parse('2026-05-31T12:00:00Z');
+    const receipt = signReceipt(ring, { ...input, log_index: 42 }, now);
+
+    expect(receipt.id).toMatch(RECEIPT_ID_PATTERN);
+    expect(receipt.kid).toBe(ring.kid);
+    const verified = await verifyWithJoseOnly(receipt.jws, JSON.stringify(ring.jwks()));
+    expect(verified).toEqual({
+      protectedHeader: { alg: 'EdDSA', kid: ring.kid, typ: 'observatory-receipt+jwt' },
+      payload: { rid: receipt.id, iat: now / 1000, ...input, log_index: 42 },
+    });
+    // Also through the lower-level compact API.
+    const { payload } = await jose.compactVerify(receipt.jws, jose.createLocalJWKSet(ring.jwks()));
+    expect(JSON.parse(new TextDecoder().decode(payload)).rid).toBe(receipt.id);
+  });
+
+  it('is invalidated by one flipped byte in the payload or in the signature', async () => {
+    const ring = await newRing();
+    const { jws } = signReceipt(ring, input);
+    for (const forged of [flipByte(jws, 1, 10), flipByte(jws, 2, 0), flipByte(jws, 2, 63)]) {
+      expect(await verifyWithJoseOnly(forged, JSON.stringify(ring.jwks()))).toEqual({
+        code: 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED',
+      });
+      expect(await verifyReceipt(forged, ring.jwks())).toMatchObject({
+        valid: false,
+        reason: 'bad_signature',
+        claims: null,
+      });
+    }
+  });
+
+  it('refuses claims it would not accept on verification', async () => {
+    const ring = await newRing();
+    expect(() => signReceipt(ring, { ...input, verdict: 'MAYBE' as 'PASS' })).toThrow('verdict');
+    expect(() => signReceipt(ring, { ...input, score: Number.NaN })).toThrow('score');
+  });
+});
+
+describe('verifyReceipt', () => {
+  it('returns the header and claims of a valid receipt', async () => {
+    const ring = await newRing();
+    const receipt = signReceipt(ring, { ...input, score: null, verdict: 'UNCERTAIN' });
+    expect(await verifyReceipt(receipt.jws, ring.jwks())).toEqual({
+      valid: true,
+      header: { alg: 'EdDSA', kid: ring.kid, typ: RECEIPT_TYP },
+      claims: receipt.claims,
+    });
+  });
+
+  it('verifies a receipt that jose CompactSign produced (same format both ways)', async () => {
+    const store = new MemoryKeyStore();
+    const ring = await loadSigningKeys({ store });
+    const [stored] = await store.list();
+    const claims = signReceipt(ring, input).claims;
+    const jws = await new jose.CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
+      .setProtectedHeader({ alg: 'EdDSA', kid: ring.kid, typ: RECEIPT_TYP })
+      .sign(await jose.importJWK(stored!.private_jwk, 'EdDSA'));
+    expect(await verifyReceipt(jws, ring.jwks())).toMatchObject({ valid: true, claims });
+  });
+
+  it('still verifies a receipt signed before a key rotation', async () => {
+    const store = new MemoryKeyStore();
+    const ring = await loadSigningKeys({ store });
+    const before = signReceipt(ring, input);
+    await rotateKey(store);
+    await ring.refresh();
+    const after = signReceipt(ring, input);
+    expect(after.kid).not.toBe(before.kid);
+    for (const { jws } of [before, after]) {
+      expect((await verifyReceipt(jws, ring.jwks())).valid).toBe(true);
+      expect(await verifyWithJoseOnly(jws, JSON.stringify(ring.jwks()))).toHaveProperty('payload');
+    }
+  });
+
+  it('gives a reason for each kind of failure', async () => {
+    const ring = await newRing();
+    const other = await newRing();
+    const { jws } = signReceipt(ring, input);
+    const [, payload, signature] = jws.split('.');
+    const header = (h: object) => b64(Buffer.from(JSON.stringify(h)));
+
+    const cases: Array<[string, string, Jwks]> = [
+      ['malformed', 'not-a-jws', ring.jwks()],
+      ['malformed', `%%%.${payload}.${signature}`, ring.jwks()],
+      ['malformed', `${header({ alg: 'EdDSA', typ: RECEIPT_TYP })}.${payload}.${signature}`, ring.jwks()],
+      ['unknown_kid', jws, other.jwks()],
+      ['wrong_alg', `${header({ alg: 'none', kid: ring.kid, typ: RECEIPT_TYP })}.${payload}.`, ring.jwks()],
+      [
+        'wrong_alg',
+        `${header({ alg: 'HS256', kid: ring.kid, typ: RECEIPT_TYP })}.${payload}.${signature}`,
+        ring.jwks(),
+      ],
+      [
+        'wrong_typ',
+        signCheckpoint(ring, { log_id: 'l', tree_size: 0, root_hash: '0'.repeat(64) }).jws,
+        ring.jwks(),
+      ],
+      [
+        'bad_signature',
+        `${jws.split('.').slice(0, 2).join('.')}.${other.sign(RECEIPT_TYP, {}).split('.')[2]}`,
+        ring.jwks(),
+      ],
+      [
+        'invalid_claims',
+        ring.sign(RECEIPT_TYP, { ...signReceipt(ring, input).claims, verdict: 'MAYBE' }),
+        ring.jwks(),
+      ],
+      ['invalid_claims', ring.sign(RECEIPT_TYP, [1, 2, 3]), ring.jwks()],
+    ];
+    for (const [reason, token, jwks] of cases) {
+      const result = await verifyReceipt(token, jwks);
+      expect(result, `${reason}: ${token.slice(0, 40)}`).toMatchObject({
+        valid: false,
+        reason,
+        claims: null,
+      });
+    }
+    expect(CHECKPOINT_TYP).not.toBe(RECEIPT_TYP);
+  });
+});
+
+describe('receipt ids', () => {
+  it('are ULIDs that sort by issue time and decode back to it', () => {
+    const early = newReceiptId(Date.parse('2026-05-01T00:00:00.000Z'));
+    const late = newReceiptId(Date.parse('2026-05-01T00:00:00.001Z'));
+    expect(early).toMatch(RECEIPT_ID_PATTERN);
+    expect(early < late).toBe(true);
+    expect(receiptIdTime(early)).toEqual(new Date('2026-05-01T00:00:00.000Z'));
+    expect(receiptIdTime('rcpt_nope')).toBeNull();
+    const many = new Set(Array.from({ length: 2000 }, () => newReceiptId(0)));
+    expect(many.size).toBe(2000);
+  });
+});

@@ -240,6 +240,7 @@ CREATE TABLE api_keys (
 
 -- Ed25519 receipt signing keys (distributed mode keeps them here so every replica signs alike).
 CREATE TABLE signing_keys (
+  seq          bigint GENERATED ALWAYS AS IDENTITY,   -- insertion (= commit) order, see the key store
   kid          text PRIMARY KEY,
   private_jwk  jsonb NOT NULL,
   public_jwk   jsonb NOT NULL,
@@ -261,6 +262,8 @@ CREATE TABLE receipts (
 CREATE INDEX receipts_issued_idx ON receipts (issued_at);
 
 -- Append-only audit log; idx is the leaf index of the Merkle log (contiguous from 0).
+-- Leaf data is the canonical JSON of the row's fields (see packages/db audit.repository), so an
+-- auditor can recompute every leaf hash from an export.
 CREATE TABLE audit_events (
   idx          bigint PRIMARY KEY,
   event_id     text NOT NULL UNIQUE,
@@ -280,7 +283,7 @@ CREATE INDEX audit_events_agent_idx ON audit_events (agent_id, occurred_at);
 -- Hashes of complete perfect subtrees of the Merkle log (level 0 = leaves), so proofs need
 -- O(log n) lookups.
 CREATE TABLE audit_tree_nodes (
-  level  integer NOT NULL,
+  level  smallint NOT NULL,
   idx    bigint NOT NULL,
   hash   bytea NOT NULL,
   PRIMARY KEY (level, idx)

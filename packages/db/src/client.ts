@@ -5,6 +5,8 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import postgres from 'postgres';
 
 export type Sql = postgres.Sql;
+/** A pool or a transaction: what repository functions that may run inside `sql.begin` take. */
+export type SqlOrTx = postgres.Sql | postgres.TransactionSql;
 
 export interface Database {
   sql: Sql;

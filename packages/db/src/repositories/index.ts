@@ -1,13 +1,17 @@
 import type { Sql } from '../client.ts';
 import { apiKeysRepository } from './api-keys.repository.ts';
+import { auditRepository } from './audit.repository.ts';
 import { interactionReportsRepository } from './interaction-reports.repository.ts';
 import { probeResultsRepository } from './probe-results.repository.ts';
 import { serversRepository } from './servers.repository.ts';
+import { signingKeysRepository } from './signing-keys.repository.ts';
 
 export * from './api-keys.repository.ts';
+export * from './audit.repository.ts';
 export * from './interaction-reports.repository.ts';
 export * from './probe-results.repository.ts';
 export * from './servers.repository.ts';
+export * from './signing-keys.repository.ts';
 
 export function createRepositories(sql: Sql) {
   return {
@@ -15,6 +19,8 @@ export function createRepositories(sql: Sql) {
     probeResults: probeResultsRepository(sql),
     interactionReports: interactionReportsRepository(sql),
     apiKeys: apiKeysRepository(sql),
+    audit: auditRepository(sql),
+    signingKeys: signingKeysRepository(sql),
   };
 }
 

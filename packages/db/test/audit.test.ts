@@ -1,0 +1,90 @@
+import { auditAgainstCheckpoint, loadSigningKeys, rotateKey, signCheckpoint, verifyCheckpoint, verifyInclusion } from '@observatory/receipts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditLeafData, auditRepository, type NewAuditEvent, openDatabase, signingKeysRepository } from '../src/index.ts';
+import { createTestDatabase, type TestDatabase } from '../src/test-database.ts';
+
+const event = (n: number): NewAuditEvent => ({
+  event_id: `evt_${n}`,
+  event_type: 'report',
+  occurred_at: new Date(Date.UTC(2026, 10, 1, 0, 0, n)),
+  server_id: null,
+  agent_id: `agent-${n % 3}`,
+  key_id: null,
+  receipt_id: null,
+  payload: { success: n % 2 === 0, latency_ms: n * 1.5, tool: 'ünïcode ✓' },
+});
+
+describe('audit log in Postgres', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase({ poolMax: 6 });
+  });
+  afterAll(async () => db?.drop());
+
+  it('gives concurrent appends contiguous indexes and a tree that matches the stored rows', async () => {
+    const audit = auditRepository(db.sql);
+    // five writers at once, each appending batches: the lock serialises them
+    await Promise.all(
+      [0, 1, 2, 3, 4].map(async (w) => {
+        for (let b = 0; b < 4; b++) await audit.append(Array.from({ length: 7 }, (_, i) => event(w * 1000 + b * 10 + i)));
+      }),
+    );
+    const size = await audit.size();
+    expect(size).toBe(140);
+    const idx = await db.sql<{ idx: number }[]>`SELECT idx FROM audit_events ORDER BY idx`;
+    expect(idx.map((r) => r.idx)).toEqual(Array.from({ length: 140 }, (_, i) => i));
+
+    const ring = await loadSigningKeys({ store: signingKeysRepository(db.sql) });
+    const root = await audit.merkleLog().root(size);
+    const signed = signCheckpoint(ring, { log_id: 'test-log', tree_size: size, root_hash: root });
+    expect((await verifyCheckpoint(signed.jws, ring.jwks())).valid).toBe(true);
+
+    const leaves = async function* () {
+      for await (const batch of audit.eventBatches(size, 32)) yield batch.map(auditLeafData);
+    };
+    expect((await auditAgainstCheckpoint(leaves(), signed.checkpoint)).valid).toBe(true);
+
+    // every event's inclusion proof verifies against the checkpoint
+    for (const i of [0, 1, 63, 64, 139]) {
+      const stored = await audit.findByIndex(i);
+      const proof = await audit.merkleLog().inclusionProof(i, size);
+      expect(verifyInclusion({ data: auditLeafData(stored!) }, i, proof, signed.checkpoint)).toEqual({ valid: true });
+    }
+
+    // editing a row is detected by the next consistency check and by its proof
+    await db.sql`UPDATE audit_events SET payload = jsonb_set(payload, '{success}', 'true') WHERE idx = 17`;
+    const edited = await auditAgainstCheckpoint(leaves(), signed.checkpoint);
+    expect(edited).toMatchObject({ valid: false, reason: 'root_mismatch' });
+    const tampered = await audit.findByIndex(17);
+    const proof17 = await audit.merkleLog().inclusionProof(17, size);
+    expect(verifyInclusion({ data: auditLeafData(tampered!) }, 17, proof17, signed.checkpoint).valid).toBe(false);
+
+    // deleting a row is detected too
+    await db.sql`DELETE FROM audit_events WHERE idx = 90`;
+    const deleted = await auditAgainstCheckpoint(leaves(), signed.checkpoint);
+    expect(deleted.valid).toBe(false);
+  });
+});
+
+describe('signing keys in Postgres', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => db?.drop());
+
+  it('lets processes starting together agree on one key, and keeps retired keys published', async () => {
+    const pools = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: db.url, poolMax: 2 })));
+    try {
+      const rings = await Promise.all(pools.map((p) => loadSigningKeys({ store: signingKeysRepository(p.sql) })));
+      expect(new Set(rings.map((r) => r.kid)).size).toBe(1);
+      const store = signingKeysRepository(db.sql);
+      await rotateKey(store);
+      const after = await loadSigningKeys({ store });
+      expect(after.kid).not.toBe(rings[0]!.kid);
+      expect(after.jwks().keys.map((k) => k.kid)).toContain(rings[0]!.kid);
+    } finally {
+      await Promise.all(pools.map((p) => p.close()));
+    }
+  });
+});

@@ -36,7 +36,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   app.setSerializerCompiler(serializerCompiler);
   registerProblemDetails(app);
   await registerRateLimits(app, runtime);
-  const services = options.services ?? createServices(runtime);
+  const services = options.services ?? (await createServices(runtime));
 
   healthRoutes(app, runtime);
   infoRoutes(app, runtime);

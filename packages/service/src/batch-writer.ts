@@ -2,15 +2,16 @@
  * Collects items from many concurrent callers and writes them in batches: one write per
  * `maxBatch` items or per `maxDelayMs`, whichever comes first. Each caller's promise settles
  * when the batch holding its item is durable (or failed), so a job or a request is only
- * acknowledged once its data is stored.
+ * acknowledged once its data is stored. `writeBatch` may return one result per item (in
+ * order), which is what that item's caller receives.
  */
-export class BatchWriter<T> {
-  private pending: Array<{ item: T; resolve: () => void; reject: (err: unknown) => void }> = [];
+export class BatchWriter<T, R = void> {
+  private pending: Array<{ item: T; resolve: (r: R) => void; reject: (err: unknown) => void }> = [];
   private timer: NodeJS.Timeout | null = null;
-  private inFlight = new Set<Promise<void>>();
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
-    private readonly writeBatch: (items: T[]) => Promise<void>,
+    private readonly writeBatch: (items: T[]) => Promise<R[] | undefined | void>,
     private readonly options: { maxBatch: number; maxDelayMs: number },
   ) {}
 
@@ -19,8 +20,8 @@ export class BatchWriter<T> {
     return this.pending.length;
   }
 
-  write(item: T): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  write(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
       if (this.pending.length >= this.options.maxBatch) this.flush();
       else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.options.maxDelayMs);
@@ -42,8 +43,8 @@ export class BatchWriter<T> {
     const batch = this.pending;
     this.pending = [];
     const write = this.writeBatch(batch.map((p) => p.item)).then(
-      () => {
-        for (const p of batch) p.resolve();
+      (results) => {
+        batch.forEach((p, i) => p.resolve((results ? results[i] : undefined) as R));
       },
       (err) => {
         for (const p of batch) p.reject(err);

@@ -5,6 +5,8 @@ export * from './logger.ts';
 export * from './probing/host-limiter.ts';
 export * from './probing/probe.job.ts';
 export * from './problem.ts';
+export * from './receipts/key-ring.ts';
+export * from './receipts/receipts.service.ts';
 export * from './reports/report-ingest.service.ts';
 export * from './runtime.ts';
 export * from './schemas.ts';

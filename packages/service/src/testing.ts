@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { type Config, loadConfig } from '@observatory/config';
 import { createEmbeddedTestDatabase, createTestDatabase } from '@observatory/db/testing';
 import { deleteQueueKeys } from '@observatory/queue/testing';
@@ -25,7 +28,10 @@ export async function createTestRuntime(opts: TestRuntimeOptions = {}): Promise<
   const prefix = `obs-test-${randomBytes(6).toString('hex')}`;
   const redisUrl = opts.redis === true ? TEST_REDIS_URL : opts.redis || undefined;
   const testDb = opts.database === 'embedded' ? await createEmbeddedTestDatabase() : await createTestDatabase();
+  // embedded mode keeps its signing key file in DATA_DIR: never the repository's own
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'obs-test-data-'));
   const childEnv: Record<string, string> = {
+    DATA_DIR: dataDir,
     QUEUE_PREFIX: prefix,
     LOG_LEVEL: 'silent',
     PROBE_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -42,6 +48,7 @@ export async function createTestRuntime(opts: TestRuntimeOptions = {}): Promise<
       await runtime.close();
       if ('drop' in testDb) await (testDb as { drop(): Promise<void> }).drop();
       if (redisUrl) await deleteQueueKeys(redisUrl, prefix).catch(() => 0);
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

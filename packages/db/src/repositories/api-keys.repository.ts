@@ -1,4 +1,4 @@
-import type { Sql } from '../client.ts';
+import type { SqlOrTx } from '../client.ts';
 
 export interface ApiKeyRow {
   id: number;
@@ -10,7 +10,7 @@ export interface ApiKeyRow {
   last_used_at: Date | null;
 }
 
-export function apiKeysRepository(sql: Sql) {
+export function apiKeysRepository(sql: SqlOrTx) {
   return {
     async insert(key: {
       prefix: string;

@@ -1,6 +1,6 @@
 import { canonicalJson } from '@observatory/core';
 import { type Hash, leafHash, MerkleLog, type NodeId, type NodeStore, type TreeNode, toHex } from '@observatory/receipts';
-import type { Sql, SqlOrTx } from '../client.ts';
+import type { SqlOrTx } from '../client.ts';
 
 /** One lock for every append: leaf indexes are contiguous and the tree is built in order. */
 const AUDIT_APPEND_LOCK = 724_310_003;
@@ -102,7 +102,7 @@ export interface Checkpoint {
   jws: string;
 }
 
-export function auditRepository(sql: Sql) {
+export function auditRepository(sql: SqlOrTx) {
   return {
     /**
      * Appends events inside the caller's transaction: takes the append lock, gives the events
@@ -134,8 +134,9 @@ export function auditRepository(sql: Sql) {
       };
     },
 
-    /** Appends in a transaction of its own. */
+    /** Appends in a transaction of its own (needs a pool, not a transaction). */
     async append(events: NewAuditEvent[]): Promise<StoredAuditEvent[]> {
+      if (!('begin' in sql)) throw new Error('append() needs a pool; inside a transaction use appendInTransaction');
       return sql.begin(async (tx) => (await this.appendInTransaction(tx, () => ({ events, result: null }))).events);
     },
 

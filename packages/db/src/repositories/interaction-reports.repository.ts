@@ -1,4 +1,4 @@
-import type { Sql } from '../client.ts';
+import type { SqlOrTx } from '../client.ts';
 
 /** An agent's report of one call (SPEC 2.5), as accepted by the API. */
 export interface InteractionReportRecord {
@@ -20,7 +20,7 @@ export interface StoredInteractionReport extends InteractionReportRecord {
   id: number;
 }
 
-export function interactionReportsRepository(sql: Sql) {
+export function interactionReportsRepository(sql: SqlOrTx) {
   return {
     /** Stores a batch in one statement; reports already stored are skipped. Returns how many were new. */
     async insertBatch(reports: InteractionReportRecord[]): Promise<number> {

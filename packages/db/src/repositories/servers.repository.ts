@@ -1,4 +1,4 @@
-import type { Sql } from '../client.ts';
+import type { SqlOrTx } from '../client.ts';
 
 export type ServerSource = 'registered' | 'reported' | 'imported';
 
@@ -57,7 +57,7 @@ export interface DueServer {
   slot: Date;
 }
 
-export function serversRepository(sql: Sql) {
+export function serversRepository(sql: SqlOrTx) {
   return {
     async findById(id: number): Promise<ServerRow | undefined> {
       const [row] = await sql<ServerRow[]>`SELECT * FROM servers WHERE id = ${id}`;

@@ -46,13 +46,25 @@ export function agentKeysService(runtime: Runtime) {
     /** POST /agent/auth: one call, no human step, a key with 50 checks. */
     async issueAnonymousKey(clientIp: string): Promise<AgentCredential> {
       const key = generateApiKey();
-      await repos.apiKeys.insert({
+      const row = await repos.apiKeys.insert({
         prefix: key.displayPrefix,
         secretSha256: key.sha256,
         scopes: [...ANONYMOUS_SCOPES],
         trialLimit: ANONYMOUS_TRIAL_LIMIT,
         createdIpHash: hashClientAddress(clientIp, runtime.addressPepper),
       });
+      await repos.audit.append([
+        {
+          event_id: `evt_key_${row.id}`,
+          event_type: 'key_issued',
+          occurred_at: row.created_at,
+          server_id: null,
+          agent_id: key.displayPrefix,
+          key_id: row.id,
+          receipt_id: null,
+          payload: { scopes: row.scopes, trial_limit: row.trial_limit },
+        },
+      ]);
       return {
         api_key: key.key,
         credential_type: 'api_key',

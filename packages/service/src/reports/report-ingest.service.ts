@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { InteractionReportRecord } from '@observatory/db';
+import { auditRepository, type InteractionReportRecord, interactionReportsRepository } from '@observatory/db';
 import { BatchWriter } from '../batch-writer.ts';
 import type { Runtime } from '../runtime.ts';
 import type { ReportInput } from '../schemas.ts';
@@ -26,9 +26,32 @@ function newReportId(now: Date): string {
  */
 export function reportIngestService(runtime: Runtime, servers: ServerResolver) {
   const writer = new BatchWriter<InteractionReportRecord>(
-    async (batch) => {
-      await runtime.repos.interactionReports.insertBatch(batch);
-    },
+    // Reports and their audit events commit together: no report without its audit trail.
+    (batch) =>
+      runtime.db.sql.begin(async (tx) => {
+        await interactionReportsRepository(tx).insertBatch(batch);
+        await auditRepository(tx).appendInTransaction(tx, () => ({
+          events: batch.map((r) => ({
+            event_id: `evt_${r.report_id.slice(4)}`,
+            event_type: 'report' as const,
+            occurred_at: r.received_at,
+            server_id: r.server_id,
+            agent_id: r.agent_id,
+            key_id: r.key_id,
+            receipt_id: null,
+            payload: {
+              report_id: r.report_id,
+              success: r.success,
+              latency_ms: r.latency_ms,
+              tool_name: r.tool_name,
+              error_type: r.error_type,
+              error_message: r.error_message,
+              http_status: r.http_status,
+            },
+          })),
+          result: null,
+        }));
+      }),
     { maxBatch: 500, maxDelayMs: 20 },
   );
   runtime.beforeDatabaseClose(() => writer.drain());

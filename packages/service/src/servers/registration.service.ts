@@ -45,6 +45,18 @@ export function registrationService(runtime: Runtime, servers: ServerResolver) {
       });
       servers.remember(url, server.id);
       if (!created) await runtime.repos.servers.probeSoon(server.id);
+      await runtime.repos.audit.append([
+        {
+          event_id: `evt_reg_${server.id}_${Date.now().toString(36)}`,
+          event_type: 'registration',
+          occurred_at: new Date(),
+          server_id: server.id,
+          agent_id: null,
+          key_id: null,
+          receipt_id: null,
+          payload: { server_url: server.url, name: server.name, category: server.category, created },
+        },
+      ]);
       return {
         registered: true,
         updated: !created,

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { BatchWriter } from './batch-writer.ts';
+
+describe('BatchWriter', () => {
+  it('groups concurrent writes into batches and gives each caller its own result', async () => {
+    const batches: number[][] = [];
+    const writer = new BatchWriter<number, string>(
+      async (items) => {
+        batches.push(items);
+        return items.map((i) => `stored-${i}`);
+      },
+      { maxBatch: 4, maxDelayMs: 5 },
+    );
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => writer.write(i)));
+    expect(results).toEqual(Array.from({ length: 10 }, (_, i) => `stored-${i}`));
+    expect(batches.map((b) => b.length)).toEqual([4, 4, 2]);
+  });
+
+  it('rejects every caller of a failed batch, and later batches still go through', async () => {
+    let fail = true;
+    const writer = new BatchWriter<number>(
+      async () => {
+        if (fail) throw new Error('database away');
+      },
+      { maxBatch: 3, maxDelayMs: 5 },
+    );
+    const first = await Promise.allSettled([writer.write(1), writer.write(2)]);
+    expect(first.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    fail = false;
+    await expect(writer.write(3)).resolves.toBeUndefined();
+  });
+
+  it('drain() writes what is pending without waiting for the timer', async () => {
+    const written: number[] = [];
+    const writer = new BatchWriter<number>(
+      async (items) => {
+        written.push(...items);
+      },
+      { maxBatch: 100, maxDelayMs: 60_000 },
+    );
+    const pending = writer.write(7);
+    expect(writer.depth).toBe(1);
+    await writer.drain();
+    await pending;
+    expect(written).toEqual([7]);
+  });
+});

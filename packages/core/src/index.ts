@@ -5,6 +5,7 @@
  */
 export * from './anomalies.ts';
 export * from './baselines.ts';
+export * from './canonical-json.ts';
 export * from './categories.ts';
 export * from './compliance.ts';
 export * from './history.ts';

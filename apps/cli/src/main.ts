@@ -1,6 +1,7 @@
 #!/usr/bin/env -S npx tsx
 import { startApiServer } from '@observatory/api-app';
 import { loadConfigOrExit } from '@observatory/config';
+import { createServices } from '@observatory/service';
 import { migrate, openDatabase } from '@observatory/db';
 import { startScheduler } from '@observatory/scheduler-app';
 import { startWorker } from '@observatory/worker-app';
@@ -18,9 +19,10 @@ program
   .description('Run api + scheduler + worker in one process (embedded Postgres and in-process jobs unless configured)')
   .action(() =>
     runService('observatory', async (runtime) => {
-      await startWorker(runtime);
+      const services = await createServices(runtime);
+      await startWorker(services);
       const scheduler = startScheduler(runtime);
-      const api = await startApiServer(runtime);
+      const api = await startApiServer(runtime, services);
       process.stdout.write(`MCP Trust Observatory listening on ${api.url}\n${describeStorage(runtime)}\n`);
       return [() => scheduler.close(), () => api.close()];
     }),
@@ -44,7 +46,7 @@ program
     runService(
       'observatory-worker',
       async (runtime) => {
-        await startWorker(runtime);
+        await startWorker(await createServices(runtime));
         process.stdout.write(`observatory worker running\n${describeStorage(runtime)}\n`);
         return [];
       },

@@ -33,7 +33,14 @@ CREATE TABLE servers (
   protocol_version      text,
   server_info           jsonb,
   tools_hash            text,
-  tools                 jsonb
+  tools                 jsonb,
+  -- what the analyzer last derived (see packages/service analysis): the windowed inputs of the
+  -- trust formula, evaluated at query time with the current clock and probe state
+  trust_inputs          jsonb,
+  trust_score           double precision,
+  trust_verdict         text,
+  stats                 jsonb,
+  analyzed_at           timestamptz
 );
 CREATE INDEX servers_next_probe_at_idx ON servers (next_probe_at);
 CREATE INDEX servers_category_idx ON servers (category);
@@ -132,14 +139,23 @@ CREATE INDEX interaction_reports_agent_time_idx ON interaction_reports (agent_id
 CREATE INDEX interaction_reports_time_idx ON interaction_reports (received_at);
 CREATE INDEX interaction_reports_recorded_idx ON interaction_reports (recorded_at);
 
--- Per-server rollups. Latency histograms use the fixed log buckets of packages/core, stored
+-- (server, hour) pairs with new raw rows, marked in the same transaction as the rows; the
+-- analyzer recomputes exactly these (recomputing is idempotent, so a retried pass is harmless).
+CREATE TABLE rollup_dirty (
+  server_id  bigint NOT NULL,
+  hour       timestamptz NOT NULL,
+  PRIMARY KEY (server_id, hour)
+);
+
+-- Per-server rollups; probes counts conclusive probes (up, degraded, down, not_mcp). Latency histograms use the fixed log buckets of packages/core, stored
 -- as integer arrays so any window merges exactly into p50/p95/p99.
 CREATE TABLE rollups_hourly (
   server_id            bigint NOT NULL,
   hour                 timestamptz NOT NULL,
   probes               integer NOT NULL DEFAULT 0,
-  ups                  integer NOT NULL DEFAULT 0,
+  ups                  integer NOT NULL DEFAULT 0,   -- up + degraded: answered MCP
   degraded             integer NOT NULL DEFAULT 0,
+  inconclusive         integer NOT NULL DEFAULT 0,   -- auth_required: neither up nor failed
   reports              integer NOT NULL DEFAULT 0,
   report_successes     integer NOT NULL DEFAULT 0,
   distinct_agents      integer NOT NULL DEFAULT 0,
@@ -154,8 +170,9 @@ CREATE TABLE rollups_daily (
   server_id            bigint NOT NULL,
   day                  date NOT NULL,
   probes               integer NOT NULL DEFAULT 0,
-  ups                  integer NOT NULL DEFAULT 0,
+  ups                  integer NOT NULL DEFAULT 0,   -- up + degraded: answered MCP
   degraded             integer NOT NULL DEFAULT 0,
+  inconclusive         integer NOT NULL DEFAULT 0,   -- auth_required: neither up nor failed
   reports              integer NOT NULL DEFAULT 0,
   report_successes     integer NOT NULL DEFAULT 0,
   distinct_agents      integer NOT NULL DEFAULT 0,
@@ -166,13 +183,6 @@ CREATE TABLE rollups_daily (
   report_latency_count integer NOT NULL DEFAULT 0,
   trust_score          double precision,
   PRIMARY KEY (server_id, day)
-);
-
--- Watermarks of the incremental analyzer: which rows have been folded into rollups.
-CREATE TABLE analysis_cursors (
-  name        text PRIMARY KEY,
-  position    timestamptz NOT NULL,
-  updated_at  timestamptz NOT NULL DEFAULT now()
 );
 
 CREATE TABLE baselines (

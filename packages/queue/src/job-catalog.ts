@@ -24,6 +24,18 @@ export const jobCatalog = {
     attempts: 5,
     backoffMs: 2_000,
   },
+  /** Recompute the per-category baselines. */
+  baselines: {
+    payload: z.object({ reason: z.string().max(100) }),
+    attempts: 3,
+    backoffMs: 5_000,
+  },
+  /** Housekeeping: probe partitions ahead, retention, a signed audit checkpoint. */
+  maintenance: {
+    payload: z.object({ reason: z.string().max(100) }),
+    attempts: 3,
+    backoffMs: 5_000,
+  },
   /** Daily compliance snapshot of every server for one UTC day. */
   compliance: {
     payload: z.object({ day: z.iso.date() }),
@@ -41,6 +53,9 @@ export const jobIds = {
   probe: (serverId: number, slot: Date | string) =>
     `probe-${serverId}-${typeof slot === 'string' ? Date.parse(slot) : slot.getTime()}`,
   compliance: (day: string) => `compliance-${day}`,
+  /** One periodic job per period, however many schedulers ask for it. */
+  periodic: (name: 'analyze' | 'baselines' | 'maintenance', now: Date, periodMs: number) =>
+    `${name}-${Math.floor(now.getTime() / periodMs)}`,
 };
 
 export function parsePayload<N extends JobName>(name: N, payload: unknown): JobPayload<N> {

@@ -1,4 +1,4 @@
-import type { ProbeResult } from '@observatory/core';
+import { detectToolDrift, nextConsecutiveFailures, type ProbeResult } from '@observatory/core';
 import type { Sql } from '../client.ts';
 
 /** A probe result as the worker hands it over for storage. */
@@ -25,24 +25,23 @@ export interface StoredProbeResult {
   tools_hash: string | null;
 }
 
-/** Outcomes that count as "a working MCP server answered". */
-const GOOD = new Set(['up', 'degraded']);
-
 /**
  * How long a failing server waits before its next probe: one interval after the first failure,
  * then doubling, capped at an hour (or the interval, if that is longer).
  */
 export function backoffSeconds(consecutiveFailures: number, intervalSeconds: number): number {
   if (consecutiveFailures <= 0) return intervalSeconds;
-  return Math.min(backoffCapSeconds(intervalSeconds), intervalSeconds * 2 ** Math.min(consecutiveFailures - 1, 20));
+  // capped at an hour, or at the interval when that is longer
+  return Math.min(Math.max(3600, intervalSeconds), intervalSeconds * 2 ** Math.min(consecutiveFailures - 1, 20));
 }
 
 export function probeResultsRepository(sql: Sql) {
   return {
     /**
-     * Stores a batch of results idempotently and folds the new ones into each server's probe
-     * state, in one transaction. Rows already stored (a retried job) are skipped and do not
-     * touch server state again. Returns the probe ids that were new.
+     * Stores a batch of results idempotently and, in the same transaction, folds the new ones
+     * into each server's probe state (failure streak, backoff, last outcome, tool list),
+     * records tool-list drift, and marks the touched hours for the analyzer. Rows already
+     * stored (a retried job) are skipped and change nothing. Returns the probe ids that were new.
      */
     async insertBatch(records: ProbeResultRecord[], opts: { intervalSeconds: number }): Promise<string[]> {
       if (records.length === 0) return [];
@@ -71,37 +70,43 @@ export function probeResultsRepository(sql: Sql) {
           INSERT INTO probe_results ${tx(rows)}
           ON CONFLICT (probe_id, scheduled_at) DO NOTHING
           RETURNING probe_id`;
-        const fresh = new Set(inserted.map((r) => r.probe_id));
-        const updates = serverStateUpdates(records.filter((r) => fresh.has(r.probe_id)));
-        if (updates.length > 0) {
-          // One statement for the whole batch. On the right-hand side s.* are the values before
-          // this update, so the backoff sees the failures stored before this batch.
-          await tx`
-            UPDATE servers s SET
-              consecutive_failures = CASE WHEN u.any_good THEN u.trailing_failures ELSE s.consecutive_failures + u.trailing_failures END,
-              last_outcome = u.last_outcome,
-              last_probe_at = u.last_started_at,
-              last_up_at = COALESCE(u.last_up_at, s.last_up_at),
-              last_error = COALESCE(u.last_error, s.last_error),
-              last_error_at = COALESCE(u.last_error_at, s.last_error_at),
-              last_latency_ms = u.last_latency_ms,
-              protocol_version = COALESCE(u.protocol_version, s.protocol_version),
-              server_info = COALESCE(u.server_info, s.server_info),
-              next_probe_at = CASE WHEN u.trailing_failures = 0 THEN s.next_probe_at ELSE GREATEST(
-                s.next_probe_at,
-                u.last_started_at + make_interval(secs => LEAST(
-                  ${backoffCapSeconds(opts.intervalSeconds)}::double precision,
-                  ${opts.intervalSeconds}::double precision * power(2, LEAST(20,
-                    (CASE WHEN u.any_good THEN 0 ELSE s.consecutive_failures END) + u.trailing_failures - 1)))))
-              END
-            FROM jsonb_to_recordset(${tx.json(updates)}::jsonb) AS u(
-              server_id bigint, any_good boolean, trailing_failures integer, last_outcome text,
-              last_started_at timestamptz, last_up_at timestamptz, last_error text,
-              last_error_at timestamptz, last_latency_ms double precision, protocol_version text,
-              server_info jsonb)
-            WHERE s.id = u.server_id`;
+        const insertedIds = new Set(inserted.map((i) => i.probe_id));
+        const fresh = records.filter((r) => insertedIds.has(r.probe_id));
+        if (fresh.length === 0) return [];
+        const ids = [...new Set(fresh.map((r) => r.server_id))];
+        // Lock the servers' rows: two writers of the same server apply their batches in turn.
+        const current = await tx<ServerProbeState[]>`
+          SELECT id, consecutive_failures, next_probe_at, tools_hash, tools FROM servers
+          WHERE id = ANY(${ids}::bigint[]) ORDER BY id FOR UPDATE`;
+        const { updates, drift } = foldResults(current, fresh, opts.intervalSeconds);
+        await tx`
+          UPDATE servers s SET
+            consecutive_failures = u.consecutive_failures,
+            last_outcome = u.last_outcome,
+            last_probe_at = u.last_probe_at,
+            last_up_at = COALESCE(u.last_up_at, s.last_up_at),
+            last_error = COALESCE(u.last_error, s.last_error),
+            last_error_at = COALESCE(u.last_error_at, s.last_error_at),
+            last_latency_ms = u.last_latency_ms,
+            protocol_version = COALESCE(u.protocol_version, s.protocol_version),
+            server_info = COALESCE(u.server_info, s.server_info),
+            tools_hash = COALESCE(u.tools_hash, s.tools_hash),
+            tools = COALESCE(u.tools, s.tools),
+            next_probe_at = u.next_probe_at
+          FROM jsonb_to_recordset(${tx.json(updates)}::jsonb) AS u(
+            server_id bigint, consecutive_failures integer, last_outcome text, last_probe_at timestamptz,
+            last_up_at timestamptz, last_error text, last_error_at timestamptz, last_latency_ms double precision,
+            protocol_version text, server_info jsonb, tools_hash text, tools jsonb, next_probe_at timestamptz)
+          WHERE s.id = u.server_id`;
+        if (drift.length > 0) {
+          await tx`INSERT INTO drift_events ${tx(drift, ['server_id', 'detected_at', 'old_hash', 'new_hash', 'added', 'removed', 'altered'])}`;
         }
-        return [...fresh];
+        await tx`
+          INSERT INTO rollup_dirty (server_id, hour)
+          SELECT DISTINCT s, date_trunc('hour', h) FROM unnest(${fresh.map((r) => r.server_id)}::bigint[],
+            ${fresh.map((r) => r.scheduled_at.toISOString())}::timestamptz[]) AS x(s, h)
+          ON CONFLICT DO NOTHING`;
+        return fresh.map((r) => r.probe_id);
       });
     },
 
@@ -134,69 +139,104 @@ export function probeResultsRepository(sql: Sql) {
   };
 }
 
+interface ServerProbeState {
+  id: number;
+  consecutive_failures: number;
+  next_probe_at: Date;
+  tools_hash: string | null;
+  tools: Array<{ name: string; hash: string }> | null;
+}
+
 // a type alias (not an interface) so it is assignable to postgres.js JSON values
 type ServerStateUpdate = {
   server_id: number;
-  any_good: boolean;
-  trailing_failures: number;
+  consecutive_failures: number;
   last_outcome: string;
-  last_started_at: string;
+  last_probe_at: string;
   last_up_at: string | null;
   last_error: string | null;
   last_error_at: string | null;
   last_latency_ms: number;
   protocol_version: string | null;
   server_info: { name: string; version: string } | null;
+  tools_hash: string | null;
+  tools: Array<{ name: string; hash: string }> | null;
+  next_probe_at: string;
 };
 
-function backoffCapSeconds(intervalSeconds: number): number {
-  return Math.max(3600, intervalSeconds);
+interface DriftRow {
+  server_id: number;
+  detected_at: Date;
+  old_hash: string | null;
+  new_hash: string;
+  added: string[];
+  removed: string[];
+  altered: string[];
 }
 
-/** Reduces a batch to one state change per server, in probe order. */
-function serverStateUpdates(records: ProbeResultRecord[]): ServerStateUpdate[] {
-  const byServer = new Map<number, ProbeResult[]>();
-  for (const r of records) {
-    const list = byServer.get(r.server_id) ?? [];
-    list.push(r.result);
-    byServer.set(r.server_id, list);
-  }
+/** Applies each server's new results in probe order to its stored state (pure). */
+function foldResults(current: ServerProbeState[], fresh: ProbeResultRecord[], intervalSeconds: number) {
   const updates: ServerStateUpdate[] = [];
-  for (const [serverId, results] of byServer) {
-    results.sort((a, b) => a.started_at.getTime() - b.started_at.getTime());
-    let trailing = 0;
-    let anyGood = false;
+  const drift: DriftRow[] = [];
+  for (const state of current) {
+    const results = fresh
+      .filter((r) => r.server_id === state.id)
+      .map((r) => r.result)
+      .sort((a, b) => a.started_at.getTime() - b.started_at.getTime());
+    if (results.length === 0) continue;
+    let failures = state.consecutive_failures;
+    let toolsHash = state.tools_hash;
+    let tools = state.tools;
     let lastUpAt: Date | null = null;
     let lastError: string | null = null;
     let lastErrorAt: Date | null = null;
     for (const r of results) {
-      if (GOOD.has(r.outcome)) {
-        anyGood = true;
-        trailing = 0;
-        if (r.outcome === 'up') lastUpAt = r.started_at;
-      } else {
-        trailing += 1;
-      }
+      failures = nextConsecutiveFailures(failures, r.outcome);
+      if (r.outcome === 'up' || r.outcome === 'degraded') lastUpAt = r.started_at;
       if (r.outcome !== 'up') {
         const kind = r.error_type ? `${r.outcome}/${r.error_type}` : r.outcome;
         lastError = r.error_message ? `${kind}: ${r.error_message}` : kind;
         lastErrorAt = r.started_at;
       }
+      if (r.tools_hash && r.tools) {
+        // the first tool list a server shows is its starting point, not drift
+        const event = toolsHash ? detectToolDrift({ hash: toolsHash, tools }, { hash: r.tools_hash, tools: r.tools }) : null;
+        if (event) {
+          drift.push({
+            server_id: state.id,
+            detected_at: r.started_at,
+            old_hash: event.old_hash,
+            new_hash: event.new_hash,
+            added: event.added,
+            removed: event.removed,
+            altered: event.altered,
+          });
+        }
+        toolsHash = r.tools_hash;
+        tools = r.tools;
+      }
     }
     const last = results[results.length - 1]!;
+    // A failing server backs off: never probe it again sooner than its backoff says.
+    const nextProbeAt =
+      failures > 0
+        ? new Date(Math.max(state.next_probe_at.getTime(), last.started_at.getTime() + backoffSeconds(failures, intervalSeconds) * 1000))
+        : state.next_probe_at;
     updates.push({
-      server_id: serverId,
-      any_good: anyGood,
-      trailing_failures: trailing,
+      server_id: state.id,
+      consecutive_failures: failures,
       last_outcome: last.outcome,
-      last_started_at: last.started_at.toISOString(),
+      last_probe_at: last.started_at.toISOString(),
       last_up_at: lastUpAt?.toISOString() ?? null,
       last_error: lastError,
       last_error_at: lastErrorAt?.toISOString() ?? null,
       last_latency_ms: last.timings.total_ms,
       protocol_version: last.protocol_version,
       server_info: last.server_info,
+      tools_hash: toolsHash,
+      tools,
+      next_probe_at: nextProbeAt.toISOString(),
     });
   }
-  return updates;
+  return { updates, drift };
 }

@@ -18,7 +18,7 @@ export interface ProbeJobHandler {
  * when the batch is committed. A worker killed mid-batch leaves its jobs unfinished, so they
  * run again; the probe id (server + slot) makes the second write a no-op.
  */
-export function createProbeJobHandler(runtime: Runtime): ProbeJobHandler {
+export function createProbeJobHandler(runtime: Runtime, options: { clock?: () => Date } = {}): ProbeJobHandler {
   const { config, repos } = runtime;
   const writer = new BatchWriter<ProbeResultRecord>(
     async (records) => {
@@ -41,6 +41,8 @@ export function createProbeJobHandler(runtime: Runtime): ProbeJobHandler {
           allowPrivateNetworks: config.PROBE_ALLOW_PRIVATE_NETWORKS,
         }),
       );
+      // A simulated clock (tests driving time) restamps when the probe happened.
+      if (options.clock) result.started_at = options.clock();
       await writer.write({
         probe_id: ctx.jobId,
         server_id: payload.serverId,

@@ -37,7 +37,8 @@ describe('infra/Dockerfile', () => {
     // every workspace package.json is copied before npm ci, or the install misses a workspace
     const pkg = JSON.parse(await read('package.json'));
     expect(pkg.workspaces).toEqual(['packages/*', 'apps/*']);
-    for (const dir of ['api', 'worker', 'scheduler', 'cli']) expect(dockerfile).toContain(`COPY apps/${dir}/package.json`);
+    for (const dir of ['api', 'worker', 'scheduler', 'cli'])
+      expect(dockerfile).toContain(`COPY apps/${dir}/package.json`);
     for (const dir of ['config', 'core', 'db', 'probe', 'queue', 'receipts', 'service', 'testkit'])
       expect(dockerfile).toContain(`COPY packages/${dir}/package.json`);
   });

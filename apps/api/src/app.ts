@@ -1,13 +1,19 @@
 import { createServices, type Runtime, type Services } from '@observatory/service';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { registerOpenApi } from './plugins/openapi.ts';
 import { registerProblemDetails } from './plugins/problem-details.ts';
 import { registerRateLimits } from './plugins/rate-limits.ts';
 import { agentAuthRoutes } from './routes/agent-auth.routes.ts';
+import { atlasRoutes } from './routes/atlas.routes.ts';
+import { directoryRoutes } from './routes/directory.routes.ts';
+import { discoveryRoutes } from './routes/discovery.routes.ts';
 import { healthRoutes } from './routes/health.routes.ts';
 import { infoRoutes } from './routes/info.routes.ts';
+import { receiptRoutes } from './routes/receipts.routes.ts';
 import { registerRoutes } from './routes/register.routes.ts';
 import { reportRoutes } from './routes/report.routes.ts';
+import { trustRoutes } from './routes/trust.routes.ts';
 
 export interface BuildAppOptions {
   /** Fastify logs requests through the runtime's pino logger unless this is false. */
@@ -36,6 +42,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   app.setSerializerCompiler(serializerCompiler);
   registerProblemDetails(app);
   await registerRateLimits(app, runtime);
+  await registerOpenApi(app, runtime);
   const services = options.services ?? (await createServices(runtime));
 
   healthRoutes(app, runtime);
@@ -43,6 +50,11 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   agentAuthRoutes(app, services);
   reportRoutes(app, services);
   registerRoutes(app, services);
+  trustRoutes(app, services);
+  directoryRoutes(app, services);
+  receiptRoutes(app, services);
+  discoveryRoutes(app, runtime);
+  atlasRoutes(app, services);
 
   await app.ready();
   return app;

@@ -19,7 +19,12 @@ describe.each(['postgres', 'embedded'] as const)('API foundation (%s)', (databas
     const res = await app.inject({ method: 'GET', url: '/api/info' });
     expect(res.statusCode).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ name: 'MCP Trust Observatory', version: '1.0.0', operator: 'Test Operator', region: 'eu-test' });
+    expect(body).toMatchObject({
+      name: 'MCP Trust Observatory',
+      version: '1.0.0',
+      operator: 'Test Operator',
+      region: 'eu-test',
+    });
     expect(typeof body.description).toBe('string');
     expect(body.data_since).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(body.endpoints.agent_query).toContain('/agent-query/');

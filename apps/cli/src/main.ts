@@ -1,9 +1,9 @@
 #!/usr/bin/env -S npx tsx
 import { startApiServer } from '@observatory/api-app';
 import { loadConfigOrExit } from '@observatory/config';
-import { createServices } from '@observatory/service';
 import { migrate, openDatabase } from '@observatory/db';
 import { startScheduler } from '@observatory/scheduler-app';
+import { createServices } from '@observatory/service';
 import { startWorker } from '@observatory/worker-app';
 import { Command } from 'commander';
 import { describeStorage, requireDistributed, runService } from './lifecycle.ts';
@@ -16,7 +16,9 @@ program
 
 program
   .command('start')
-  .description('Run api + scheduler + worker in one process (embedded Postgres and in-process jobs unless configured)')
+  .description(
+    'Run api + scheduler + worker in one process (embedded Postgres and in-process jobs unless configured)',
+  )
   .action(() =>
     runService('observatory', async (runtime) => {
       const services = await createServices(runtime);

@@ -69,7 +69,12 @@ describe('distributed mode: separate scheduler and worker processes', () => {
     const worker = runCli(['worker'], runtime.childEnv);
     try {
       await Promise.all([scheduler.waitFor(/scheduler running/), worker.waitFor(/worker running/)]);
-      const { server } = await runtime.repos.servers.upsert({ url: targetUrl, name: 'html page', category: 'other', source: 'registered' });
+      const { server } = await runtime.repos.servers.upsert({
+        url: targetUrl,
+        name: 'html page',
+        category: 'other',
+        source: 'registered',
+      });
       let rows: Awaited<ReturnType<typeof runtime.repos.probeResults.latestForServer>> = [];
       for (let i = 0; i < 300 && rows.length === 0; i++) {
         await new Promise((r) => setTimeout(r, 100));

@@ -13,7 +13,11 @@ export interface DispatchStats {
  * make the same probe twice. If the queue refuses the jobs (Redis away), the claims are
  * released so the servers stay due instead of waiting a whole interval.
  */
-export async function dispatchDueProbes(runtime: Runtime, now = new Date(), pageSize = 500): Promise<DispatchStats> {
+export async function dispatchDueProbes(
+  runtime: Runtime,
+  now = new Date(),
+  pageSize = 500,
+): Promise<DispatchStats> {
   const interval = runtime.config.PROBE_INTERVAL_S;
   let claimed = 0;
   let maxLagSeconds = 0;

@@ -38,7 +38,9 @@ export function startScheduler(runtime: Runtime, options: SchedulerOptions = {})
         const stats = await dispatchDueProbes(runtime, now);
         if (stats.claimed > 0) runtime.logger.debug(stats, 'probes dispatched');
         for (const p of PERIODIC) {
-          await runtime.queue.enqueue(p.name, [{ id: jobIds.periodic(p.name, now, p.periodMs), payload: { reason: 'schedule' } }]);
+          await runtime.queue.enqueue(p.name, [
+            { id: jobIds.periodic(p.name, now, p.periodMs), payload: { reason: 'schedule' } },
+          ]);
         }
       } catch (err) {
         runtime.logger.warn({ err }, 'scheduler tick failed; will retry next tick');

@@ -9,5 +9,10 @@ export async function startWorker(services: Services): Promise<void> {
   const { runtime } = services;
   const { handlers, probeJobs } = createJobHandlers(services);
   runtime.beforeDatabaseClose(() => probeJobs.drain());
-  await runtime.queue.consume(handlers, { probe: runtime.config.PROBE_CONCURRENCY, analyze: 1, baselines: 1, maintenance: 1 });
+  await runtime.queue.consume(handlers, {
+    probe: runtime.config.PROBE_CONCURRENCY,
+    analyze: 1,
+    baselines: 1,
+    maintenance: 1,
+  });
 }

@@ -52,7 +52,14 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
     expect(problems).toHaveLength(6);
-    for (const name of ['PORT', 'DATABASE_URL', 'PROBE_ALLOW_PRIVATE_NETWORKS', 'DATA_SINCE', 'PROBE_INTERVAL_S', 'TRUST_PROXY']) {
+    for (const name of [
+      'PORT',
+      'DATABASE_URL',
+      'PROBE_ALLOW_PRIVATE_NETWORKS',
+      'DATA_SINCE',
+      'PROBE_INTERVAL_S',
+      'TRUST_PROXY',
+    ]) {
       expect(problems.some((p) => p.startsWith(`${name}:`))).toBe(true);
     }
   });

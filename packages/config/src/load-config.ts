@@ -25,7 +25,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problems = parsed.error.issues.map((issue) => {
       const name = issue.path.join('.') || '(environment)';
       const value = cleaned[name];
-      const shown = value === undefined ? '' : ` (got ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)})`;
+      const shown =
+        value === undefined
+          ? ''
+          : ` (got ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)})`;
       return `${name}: ${issue.message}${shown}`;
     });
     throw new ConfigError(problems);

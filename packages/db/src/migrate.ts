@@ -34,7 +34,9 @@ export async function migrate(sql: Sql): Promise<MigrationReport> {
         name text PRIMARY KEY,
         applied_at timestamptz NOT NULL DEFAULT now()
       )`;
-    const done = new Set((await reserved<{ name: string }[]>`SELECT name FROM schema_migrations`).map((r) => r.name));
+    const done = new Set(
+      (await reserved<{ name: string }[]>`SELECT name FROM schema_migrations`).map((r) => r.name),
+    );
     const applied: string[] = [];
     for (const m of migrations) {
       if (done.has(m.name)) continue;
@@ -43,7 +45,9 @@ export async function migrate(sql: Sql): Promise<MigrationReport> {
       // its record land together or not at all. The name is safe to inline (checked by the
       // file-name pattern above).
       try {
-        await reserved.unsafe(`${text}\n;INSERT INTO schema_migrations (name) VALUES ('${m.name}');`).simple();
+        await reserved
+          .unsafe(`${text}\n;INSERT INTO schema_migrations (name) VALUES ('${m.name}');`)
+          .simple();
       } catch (err) {
         throw new Error(`migration ${m.name} failed: ${(err as Error).message}`);
       }

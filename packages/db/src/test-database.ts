@@ -17,7 +17,9 @@ export interface TestDatabase extends Database {
  * A fresh, migrated database on the real Postgres, unique to the caller, dropped afterwards.
  * Tests in parallel files never see each other's rows.
  */
-export async function createTestDatabase(opts: { migrate?: boolean; poolMax?: number } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(
+  opts: { migrate?: boolean; poolMax?: number } = {},
+): Promise<TestDatabase> {
   const name = `obs_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = postgres(TEST_ADMIN_URL, { max: 1, onnotice: () => {} });
   try {

@@ -1,6 +1,19 @@
-import { auditAgainstCheckpoint, loadSigningKeys, rotateKey, signCheckpoint, verifyCheckpoint, verifyInclusion } from '@observatory/receipts';
+import {
+  auditAgainstCheckpoint,
+  loadSigningKeys,
+  rotateKey,
+  signCheckpoint,
+  verifyCheckpoint,
+  verifyInclusion,
+} from '@observatory/receipts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auditLeafData, auditRepository, type NewAuditEvent, openDatabase, signingKeysRepository } from '../src/index.ts';
+import {
+  auditLeafData,
+  auditRepository,
+  type NewAuditEvent,
+  openDatabase,
+  signingKeysRepository,
+} from '../src/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/test-database.ts';
 
 const event = (n: number): NewAuditEvent => ({
@@ -26,7 +39,8 @@ describe('audit log in Postgres', () => {
     // five writers at once, each appending batches: the lock serialises them
     await Promise.all(
       [0, 1, 2, 3, 4].map(async (w) => {
-        for (let b = 0; b < 4; b++) await audit.append(Array.from({ length: 7 }, (_, i) => event(w * 1000 + b * 10 + i)));
+        for (let b = 0; b < 4; b++)
+          await audit.append(Array.from({ length: 7 }, (_, i) => event(w * 1000 + b * 10 + i)));
       }),
     );
     const size = await audit.size();
@@ -48,7 +62,9 @@ describe('audit log in Postgres', () => {
     for (const i of [0, 1, 63, 64, 139]) {
       const stored = await audit.findByIndex(i);
       const proof = await audit.merkleLog().inclusionProof(i, size);
-      expect(verifyInclusion({ data: auditLeafData(stored!) }, i, proof, signed.checkpoint)).toEqual({ valid: true });
+      expect(verifyInclusion({ data: auditLeafData(stored!) }, i, proof, signed.checkpoint)).toEqual({
+        valid: true,
+      });
     }
 
     // editing a row is detected by the next consistency check and by its proof
@@ -57,7 +73,9 @@ describe('audit log in Postgres', () => {
     expect(edited).toMatchObject({ valid: false, reason: 'root_mismatch' });
     const tampered = await audit.findByIndex(17);
     const proof17 = await audit.merkleLog().inclusionProof(17, size);
-    expect(verifyInclusion({ data: auditLeafData(tampered!) }, 17, proof17, signed.checkpoint).valid).toBe(false);
+    expect(verifyInclusion({ data: auditLeafData(tampered!) }, 17, proof17, signed.checkpoint).valid).toBe(
+      false,
+    );
 
     // deleting a row is detected too
     await db.sql`DELETE FROM audit_events WHERE idx = 90`;
@@ -76,7 +94,9 @@ describe('signing keys in Postgres', () => {
   it('lets processes starting together agree on one key, and keeps retired keys published', async () => {
     const pools = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: db.url, poolMax: 2 })));
     try {
-      const rings = await Promise.all(pools.map((p) => loadSigningKeys({ store: signingKeysRepository(p.sql) })));
+      const rings = await Promise.all(
+        pools.map((p) => loadSigningKeys({ store: signingKeysRepository(p.sql) })),
+      );
       expect(new Set(rings.map((r) => r.kid)).size).toBe(1);
       const store = signingKeysRepository(db.sql);
       await rotateKey(store);

@@ -24,7 +24,12 @@ async function describeSchema(sql: Sql) {
     ORDER BY rel, conname`;
   const functions = await sql`
     SELECT proname FROM pg_proc WHERE pronamespace = 'public'::regnamespace ORDER BY proname`;
-  return { columns: [...columns], indexes: [...indexes], constraints: [...constraints], functions: [...functions] };
+  return {
+    columns: [...columns],
+    indexes: [...indexes],
+    constraints: [...constraints],
+    functions: [...functions],
+  };
 }
 
 describe('migrations', () => {
@@ -57,7 +62,9 @@ describe('migrations', () => {
   it('apply once when several processes migrate at the same time', async () => {
     const fresh = await createTestDatabase({ migrate: false });
     try {
-      const others = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: fresh.url, poolMax: 2 })));
+      const others = await Promise.all(
+        [1, 2, 3].map(() => openDatabase({ databaseUrl: fresh.url, poolMax: 2 })),
+      );
       const reports = await Promise.all(others.map((o) => migrate(o.sql)));
       expect(reports.flatMap((r) => r.applied)).toEqual(['0001_init']);
       await Promise.all(others.map((o) => o.close()));

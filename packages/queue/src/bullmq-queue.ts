@@ -34,7 +34,9 @@ export class BullmqQueue implements JobQueue {
       // keep reconnecting in the background, at most every 2 s
       retryStrategy: (times) => Math.min(times * 200, 2_000),
     });
-    this.producerConnection.on('error', (err) => this.logger.warn({ err: err.message }, 'redis (producer) error'));
+    this.producerConnection.on('error', (err) =>
+      this.logger.warn({ err: err.message }, 'redis (producer) error'),
+    );
   }
 
   async enqueue<N extends JobName>(name: N, jobs: NewJob<N>[]): Promise<void> {
@@ -65,11 +67,17 @@ export class BullmqQueue implements JobQueue {
         maxRetriesPerRequest: null,
         retryStrategy: (times) => Math.min(times * 200, 2_000),
       });
-      connection.on('error', (err) => this.logger.warn({ err: err.message, queue: name }, 'redis (worker) error'));
+      connection.on('error', (err) =>
+        this.logger.warn({ err: err.message, queue: name }, 'redis (worker) error'),
+      );
       this.workerConnections.push(connection);
       const worker = new Worker(
         name,
-        async (job: Job) => handler(parsePayload(name, job.data) as never, { jobId: job.id ?? '', attempt: job.attemptsMade + 1 }),
+        async (job: Job) =>
+          handler(parsePayload(name, job.data) as never, {
+            jobId: job.id ?? '',
+            attempt: job.attemptsMade + 1,
+          }),
         {
           connection,
           prefix: this.options.prefix,
@@ -81,7 +89,10 @@ export class BullmqQueue implements JobQueue {
       );
       worker.on('error', (err) => this.logger.warn({ err: err.message, queue: name }, 'worker error'));
       worker.on('failed', (job, err) =>
-        this.logger.warn({ queue: name, job: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
+        this.logger.warn(
+          { queue: name, job: job?.id, attempt: job?.attemptsMade, err: err.message },
+          'job failed',
+        ),
       );
       this.workers.push(worker);
     }
@@ -111,7 +122,14 @@ export class BullmqQueue implements JobQueue {
     await this.producerReady();
     const out = {} as Record<JobName, QueueCounts>;
     for (const name of JOB_NAMES) {
-      const c = await this.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed', 'completed', 'prioritized');
+      const c = await this.queue(name).getJobCounts(
+        'waiting',
+        'active',
+        'delayed',
+        'failed',
+        'completed',
+        'prioritized',
+      );
       out[name] = {
         waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
         active: c.active ?? 0,
@@ -160,7 +178,11 @@ export class BullmqQueue implements JobQueue {
   private queue(name: JobName): Queue {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.producerConnection, prefix: this.options.prefix, skipWaitingForReady: true });
+      q = new Queue(name, {
+        connection: this.producerConnection,
+        prefix: this.options.prefix,
+        skipWaitingForReady: true,
+      });
       q.on('error', (err) => this.logger.warn({ err: err.message, queue: name }, 'queue error'));
       this.queues.set(name, q);
     }

@@ -147,7 +147,10 @@ export class InProcessQueue implements JobQueue {
       const spec = jobCatalog[lane.name];
       if (job.attempt < spec.attempts && !this.closing) {
         const wait = spec.backoffMs * 2 ** (job.attempt - 1);
-        this.logger.warn({ err, job: job.id, attempt: job.attempt, retryInMs: wait }, 'job failed; will retry');
+        this.logger.warn(
+          { err, job: job.id, attempt: job.attempt, retryInMs: wait },
+          'job failed; will retry',
+        );
         this.delay(lane, { ...job, attempt: job.attempt + 1 }, wait);
       } else {
         lane.failed += 1;

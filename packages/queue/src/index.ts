@@ -10,8 +10,16 @@ import type { JobQueue } from './job-queue.ts';
 import type { Logger } from './logger.ts';
 
 /** REDIS_URL set → BullMQ; unset → the in-process dispatcher. */
-export function createJobQueue(opts: { redisUrl?: string | undefined; prefix: string; logger?: Logger }): JobQueue {
+export function createJobQueue(opts: {
+  redisUrl?: string | undefined;
+  prefix: string;
+  logger?: Logger;
+}): JobQueue {
   return opts.redisUrl
-    ? new BullmqQueue({ redisUrl: opts.redisUrl, prefix: opts.prefix, ...(opts.logger ? { logger: opts.logger } : {}) })
+    ? new BullmqQueue({
+        redisUrl: opts.redisUrl,
+        prefix: opts.prefix,
+        ...(opts.logger ? { logger: opts.logger } : {}),
+      })
     : new InProcessQueue(opts.logger);
 }

@@ -22,7 +22,11 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 10_000
   }
 }
 
-const payload = (serverId: number) => ({ serverId, url: `http://127.0.0.1/s/${serverId}`, slot: new Date(0).toISOString() });
+const payload = (serverId: number) => ({
+  serverId,
+  url: `http://127.0.0.1/s/${serverId}`,
+  slot: new Date(0).toISOString(),
+});
 
 // The same behavioural contract, run against both implementations.
 describe.each([
@@ -53,7 +57,10 @@ describe.each([
     );
     await queue.enqueue(
       'probe',
-      Array.from({ length: 20 }, (_, i) => ({ id: jobIds.probe(i + 1, new Date(0)), payload: payload(i + 1) })),
+      Array.from({ length: 20 }, (_, i) => ({
+        id: jobIds.probe(i + 1, new Date(0)),
+        payload: payload(i + 1),
+      })),
     );
     await until(() => seen.length === 20);
     expect([...seen].sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
@@ -93,7 +100,9 @@ describe.each([
 
   it('refuses a payload that does not match the catalog', async () => {
     queue = make();
-    await expect(queue.enqueue('probe', [{ payload: { serverId: -1, url: 'nope', slot: 'x' } as never }])).rejects.toThrow();
+    await expect(
+      queue.enqueue('probe', [{ payload: { serverId: -1, url: 'nope', slot: 'x' } as never }]),
+    ).rejects.toThrow();
   });
 });
 

@@ -11,7 +11,8 @@ export class BatchWriter<T, R = void> {
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
-    private readonly writeBatch: (items: T[]) => Promise<R[] | undefined | void>,
+    // may resolve to one result per item, or to nothing when callers need no result
+    private readonly writeBatch: (items: T[]) => Promise<R[] | undefined | null | unknown>,
     private readonly options: { maxBatch: number; maxDelayMs: number },
   ) {}
 
@@ -44,7 +45,8 @@ export class BatchWriter<T, R = void> {
     this.pending = [];
     const write = this.writeBatch(batch.map((p) => p.item)).then(
       (results) => {
-        batch.forEach((p, i) => p.resolve((results ? results[i] : undefined) as R));
+        const list = Array.isArray(results) ? (results as R[]) : null;
+        for (const [i, p] of batch.entries()) p.resolve(list ? (list[i] as R) : (undefined as R));
       },
       (err) => {
         for (const p of batch) p.reject(err);

@@ -7,6 +7,9 @@ export function createLogger(level: string, name = 'observatory'): AppLogger {
   return pino({
     name,
     level,
-    redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.api_key'], censor: '[redacted]' },
+    redact: {
+      paths: ['req.headers.authorization', 'headers.authorization', '*.api_key'],
+      censor: '[redacted]',
+    },
   });
 }

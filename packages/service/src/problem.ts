@@ -41,7 +41,13 @@ export const problems = {
     new HttpProblem(400, 'Bad Request', detail, errors ? { errors } : {}),
   notFound: (detail: string) => new HttpProblem(404, 'Not Found', detail),
   unavailable: (detail: string, retryAfterSeconds = 5) =>
-    new HttpProblem(503, 'Service Unavailable', detail, { retry_after: retryAfterSeconds }, {
-      'retry-after': String(retryAfterSeconds),
-    }),
+    new HttpProblem(
+      503,
+      'Service Unavailable',
+      detail,
+      { retry_after: retryAfterSeconds },
+      {
+        'retry-after': String(retryAfterSeconds),
+      },
+    ),
 };

@@ -1,5 +1,13 @@
 import type { Config } from '@observatory/config';
-import { createRepositories, type Database, migrate, openDatabase, type Repositories, readDataSince, readMeta } from '@observatory/db';
+import {
+  createRepositories,
+  type Database,
+  migrate,
+  openDatabase,
+  type Repositories,
+  readDataSince,
+  readMeta,
+} from '@observatory/db';
 import { createJobQueue, type JobQueue } from '@observatory/queue';
 import { Redis } from 'ioredis';
 import type { AppLogger } from './logger.ts';

@@ -7,13 +7,22 @@ import { z } from 'zod';
  * in MCP tool schemas).
  */
 
+/** True when the text holds a C0 control character other than tab, newline and carriage return, or DEL. */
+function hasControlCharacters(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) || c === 0x7f) return true;
+  }
+  return false;
+}
+
 /** Printable text without control characters, trimmed, bounded. */
 export const boundedText = (max: number) =>
   z
     .string()
     .trim()
     .max(max, { error: `must be at most ${max} characters` })
-    .refine((s) => !/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(s), { error: 'must not contain control characters' });
+    .refine((s) => !hasControlCharacters(s), { error: 'must not contain control characters' });
 
 export const serverUrlSchema = z
   .string()
@@ -40,14 +49,25 @@ export const REPORT_ERROR_TYPES = [
 export const reportSchema = z.object({
   server_url: serverUrlSchema,
   success: z.boolean().describe('Did the call to the server succeed?'),
-  latency_ms: z.number().min(0).max(600_000).optional().describe('How long the call took, in milliseconds (0-600000)'),
+  latency_ms: z
+    .number()
+    .min(0)
+    .max(600_000)
+    .optional()
+    .describe('How long the call took, in milliseconds (0-600000)'),
   tool_name: boundedText(200).optional().describe('Name of the tool that was called'),
   error_type: z
     .enum(REPORT_ERROR_TYPES, { error: `must be one of ${REPORT_ERROR_TYPES.join(', ')}` })
     .optional()
     .describe(`Kind of failure: ${REPORT_ERROR_TYPES.join(', ')}`),
   error_message: boundedText(1000).optional().describe('The error message, if any (at most 1000 characters)'),
-  http_status: z.number().int().min(100).max(599).optional().describe('HTTP status the server answered with (100-599)'),
+  http_status: z
+    .number()
+    .int()
+    .min(100)
+    .max(599)
+    .optional()
+    .describe('HTTP status the server answered with (100-599)'),
   agent_id: boundedText(128).min(1).optional().describe('Who is reporting (defaults to "anonymous")'),
 });
 export type ReportInput = z.infer<typeof reportSchema>;
@@ -56,7 +76,9 @@ export const categorySchema = z
   .string()
   .trim()
   .toLowerCase()
-  .refine((c) => (CATEGORIES as readonly string[]).includes(c), { error: `must be one of ${CATEGORIES.join(', ')}` })
+  .refine((c) => (CATEGORIES as readonly string[]).includes(c), {
+    error: `must be one of ${CATEGORIES.join(', ')}`,
+  })
   .describe(`Category: ${CATEGORIES.join(', ')}`);
 
 export const registerSchema = z.object({

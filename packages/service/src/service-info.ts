@@ -2,16 +2,45 @@ import type { Runtime } from './runtime.ts';
 
 /** The MCP tools offered at /mcp (SPEC §4), named once for /api/info, docs and the MCP server. */
 export const MCP_TOOLS = [
-  { name: 'check_trust', description: 'Trust score (0-100) and reliability metrics for an MCP server; call before using an unknown server.' },
-  { name: 'report_interaction', description: 'Report the outcome of a call to an MCP server, to feed the trust network. Free.' },
+  {
+    name: 'check_trust',
+    description:
+      'Trust score (0-100) and reliability metrics for an MCP server; call before using an unknown server.',
+  },
+  {
+    name: 'report_interaction',
+    description: 'Report the outcome of a call to an MCP server, to feed the trust network. Free.',
+  },
   { name: 'get_leaderboard', description: 'Top-rated MCP servers, optionally filtered by category.' },
-  { name: 'get_baselines', description: 'Behavioral baselines for a tool category: latency, success rates, sample counts.' },
-  { name: 'check_anomaly', description: "Whether a server's recent behaviour deviates significantly from its baselines (z-scores)." },
-  { name: 'register_server', description: 'Register a new MCP server so that it is probed and builds a trust score. Free.' },
-  { name: 'get_server_history', description: 'Daily trust score and performance history of a server (last 30 days).' },
-  { name: 'observatory_stats', description: 'Overall statistics: servers tracked, interactions recorded, coverage by category, data freshness.' },
-  { name: 'get_compliance_report', description: 'Audit trail of recorded interactions, filterable by server, agent or date range.' },
-  { name: 'get_mica_attestation', description: 'MiCA / EU AI Act Article 12 compliance attestation for a server.' },
+  {
+    name: 'get_baselines',
+    description: 'Behavioral baselines for a tool category: latency, success rates, sample counts.',
+  },
+  {
+    name: 'check_anomaly',
+    description: "Whether a server's recent behaviour deviates significantly from its baselines (z-scores).",
+  },
+  {
+    name: 'register_server',
+    description: 'Register a new MCP server so that it is probed and builds a trust score. Free.',
+  },
+  {
+    name: 'get_server_history',
+    description: 'Daily trust score and performance history of a server (last 30 days).',
+  },
+  {
+    name: 'observatory_stats',
+    description:
+      'Overall statistics: servers tracked, interactions recorded, coverage by category, data freshness.',
+  },
+  {
+    name: 'get_compliance_report',
+    description: 'Audit trail of recorded interactions, filterable by server, agent or date range.',
+  },
+  {
+    name: 'get_mica_attestation',
+    description: 'MiCA / EU AI Act Article 12 compliance attestation for a server.',
+  },
 ] as const;
 
 export const SERVICE_NAME = 'MCP Trust Observatory';

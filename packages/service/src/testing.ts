@@ -27,7 +27,8 @@ export interface TestRuntime extends Runtime {
 export async function createTestRuntime(opts: TestRuntimeOptions = {}): Promise<TestRuntime> {
   const prefix = `obs-test-${randomBytes(6).toString('hex')}`;
   const redisUrl = opts.redis === true ? TEST_REDIS_URL : opts.redis || undefined;
-  const testDb = opts.database === 'embedded' ? await createEmbeddedTestDatabase() : await createTestDatabase();
+  const testDb =
+    opts.database === 'embedded' ? await createEmbeddedTestDatabase() : await createTestDatabase();
   // embedded mode keeps its signing key file in DATA_DIR: never the repository's own
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'obs-test-data-'));
   const childEnv: Record<string, string> = {

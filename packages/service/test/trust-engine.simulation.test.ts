@@ -35,10 +35,18 @@ describe('trust engine through simulated time', () => {
   /** One probe interval: claim what is due, probe it for real, write, analyze, judge. */
   async function step(handlers: ReturnType<typeof createJobHandlers>['handlers']) {
     now = new Date(now.getTime() + STEP_MS);
-    const due = await runtime.repos.servers.claimDue({ now, limit: 100, leaseSeconds: INTERVAL_S, jitterSeconds: 0 });
+    const due = await runtime.repos.servers.claimDue({
+      now,
+      limit: 100,
+      leaseSeconds: INTERVAL_S,
+      jitterSeconds: 0,
+    });
     await Promise.all(
       due.map((s) =>
-        handlers.probe!({ serverId: s.id, url: s.url, slot: s.slot.toISOString() }, { jobId: jobIds.probe(s.id, s.slot), attempt: 1 }),
+        handlers.probe!(
+          { serverId: s.id, url: s.url, slot: s.slot.toISOString() },
+          { jobId: jobIds.probe(s.id, s.slot), attempt: 1 },
+        ),
       ),
     );
     await analyzeDirty(runtime.db.sql, now);
@@ -52,7 +60,9 @@ describe('trust engine through simulated time', () => {
   beforeAll(async () => {
     fleet = await startFleet();
     flakyFleet = await startFleet({ seed: 7 });
-    runtime = await createTestRuntime({ env: { PROBE_INTERVAL_S: String(INTERVAL_S), PROBE_TIMEOUT_MS: '2000' } });
+    runtime = await createTestRuntime({
+      env: { PROBE_INTERVAL_S: String(INTERVAL_S), PROBE_TIMEOUT_MS: '2000' },
+    });
     services = await createServices(runtime);
     now = new Date(Math.floor(Date.now() / 60_000) * 60_000);
     for (const b of ['healthy', 'slow-later', 'dies', 'html', 'auth', 'tools']) {
@@ -110,7 +120,8 @@ describe('trust engine through simulated time', () => {
     // recovery clears the anomaly
     fleet.setBehaviour(fleetIds['slow-later']!, 'healthy');
     for (let i = 0; i < 3; i++) await step(handlers);
-    if (process.env.DEBUG_SIM) for (const [k, v] of Object.entries(verdicts)) console.log(k, v.map((x) => x[0]).join(""));
+    if (process.env.DEBUG_SIM)
+      for (const [k, v] of Object.entries(verdicts)) console.log(k, v.map((x) => x[0]).join(''));
     const stillOpen = await runtime.repos.anomalies.openFor([ids['slow-later']!]);
     expect(stillOpen.some((a) => a.metric === 'latency')).toBe(false);
     const history = await runtime.repos.anomalies.recentFor(ids['slow-later']!);

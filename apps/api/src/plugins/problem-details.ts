@@ -6,7 +6,10 @@ const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
 
 function send(reply: FastifyReply, request: FastifyRequest, problem: HttpProblem) {
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
-  return reply.status(problem.status).type(PROBLEM_TYPE).send(problem.toJSON(request.url.split('?')[0]));
+  return reply
+    .status(problem.status)
+    .type(PROBLEM_TYPE)
+    .send(problem.toJSON(request.url.split('?')[0]));
 }
 
 /**
@@ -27,9 +30,17 @@ export function registerProblemDetails(app: FastifyInstance) {
       return send(
         reply,
         request,
-        new HttpProblem(400, 'Bad Request', errors.map((e) => `${e.field}: ${e.message}`).join('; ').slice(0, 500), {
-          errors,
-        }),
+        new HttpProblem(
+          400,
+          'Bad Request',
+          errors
+            .map((e) => `${e.field}: ${e.message}`)
+            .join('; ')
+            .slice(0, 500),
+          {
+            errors,
+          },
+        ),
       );
     }
 
@@ -37,26 +48,63 @@ export function registerProblemDetails(app: FastifyInstance) {
     const status = fastifyError.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       const title =
-        status === 413 ? 'Payload Too Large' : status === 415 ? 'Unsupported Media Type' : status === 429 ? 'Too Many Requests' : 'Bad Request';
+        status === 413
+          ? 'Payload Too Large'
+          : status === 415
+            ? 'Unsupported Media Type'
+            : status === 429
+              ? 'Too Many Requests'
+              : 'Bad Request';
       return send(reply, request, new HttpProblem(status, title, fastifyError.message.slice(0, 300)));
     }
 
     // Database or Redis away: a clear, retryable 503 instead of a crash or a bare 500.
     if (isUnavailable(error)) {
       request.log.warn({ err: error }, 'dependency unavailable');
-      return send(reply, request, new HttpProblem(503, 'Service Unavailable', 'A storage dependency is unavailable; retry shortly.', { retry_after: 5 }, { 'retry-after': '5' }));
+      return send(
+        reply,
+        request,
+        new HttpProblem(
+          503,
+          'Service Unavailable',
+          'A storage dependency is unavailable; retry shortly.',
+          { retry_after: 5 },
+          { 'retry-after': '5' },
+        ),
+      );
     }
 
     request.log.error({ err: error }, 'unhandled error');
-    return send(reply, request, new HttpProblem(500, 'Internal Server Error', 'Something went wrong on our side; it has been logged.'));
+    return send(
+      reply,
+      request,
+      new HttpProblem(500, 'Internal Server Error', 'Something went wrong on our side; it has been logged.'),
+    );
   });
 
   app.setNotFoundHandler((request, reply) =>
-    send(reply, request, new HttpProblem(404, 'Not Found', `No route for ${request.method} ${request.url.split('?')[0]}`)),
+    send(
+      reply,
+      request,
+      new HttpProblem(404, 'Not Found', `No route for ${request.method} ${request.url.split('?')[0]}`),
+    ),
   );
 }
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', '57P01', '57P03', '08006', '08001', '08003']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  '57P01',
+  '57P03',
+  '08006',
+  '08001',
+  '08003',
+]);
 
 function isUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;

@@ -10,7 +10,9 @@ import type { FastifyInstance } from 'fastify';
 export async function registerRateLimits(app: FastifyInstance, runtime: Runtime) {
   await app.register(rateLimit, {
     global: false,
-    ...(runtime.redis ? { redis: runtime.redis, nameSpace: `${runtime.config.QUEUE_PREFIX}:ratelimit:` } : {}),
+    ...(runtime.redis
+      ? { redis: runtime.redis, nameSpace: `${runtime.config.QUEUE_PREFIX}:ratelimit:` }
+      : {}),
     skipOnError: true,
     // count only requests that got past validation: a malformed call is not a registration
     hook: 'preHandler',

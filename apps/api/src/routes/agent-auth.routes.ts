@@ -23,7 +23,8 @@ export function agentAuthRoutes(app: FastifyInstance, services: Services) {
       schema: {
         tags: ['agents'],
         summary: 'Get an anonymous API key (one call, no human step)',
-        description: 'Returns a key with scope trust:read and 50 free trust checks. Limited to 5 keys per hour per client address.',
+        description:
+          'Returns a key with scope trust:read and 50 free trust checks. Limited to 5 keys per hour per client address.',
         body: authRequest,
         response: { 201: credential },
       },

@@ -18,10 +18,12 @@ export function healthRoutes(app: FastifyInstance, runtime: Runtime) {
       ...(runtime.queue.kind === 'bullmq' ? { redis: redis ? 'ok' : 'unavailable' } : {}),
     };
     if (database && redis) return { status: 'ready', checks };
-    return reply
-      .status(503)
-      .type('application/problem+json; charset=utf-8')
-      .header('retry-after', '5')
-      .send({ type: '/problems/not-ready', title: 'Not Ready', status: 503, detail: 'A dependency is unavailable.', checks });
+    return reply.status(503).type('application/problem+json; charset=utf-8').header('retry-after', '5').send({
+      type: '/problems/not-ready',
+      title: 'Not Ready',
+      status: 503,
+      detail: 'A dependency is unavailable.',
+      checks,
+    });
   });
 }

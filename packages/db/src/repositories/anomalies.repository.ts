@@ -43,7 +43,11 @@ export function anomaliesRepository(sql: SqlOrTx) {
     /** Applies one analysis step: open new anomalies, refresh the figures of open ones, clear recovered ones. */
     async apply(
       serverId: number,
-      change: { opened: OpenAnomaly[]; stillOpen: OpenAnomaly[]; cleared: Array<OpenAnomaly & { cleared_at: Date }> },
+      change: {
+        opened: OpenAnomaly[];
+        stillOpen: OpenAnomaly[];
+        cleared: Array<OpenAnomaly & { cleared_at: Date }>;
+      },
     ): Promise<void> {
       for (const a of change.opened) {
         await sql`

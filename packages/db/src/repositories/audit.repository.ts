@@ -1,5 +1,13 @@
 import { canonicalJson } from '@observatory/core';
-import { type Hash, leafHash, MerkleLog, type NodeId, type NodeStore, type TreeNode, toHex } from '@observatory/receipts';
+import {
+  type Hash,
+  leafHash,
+  MerkleLog,
+  type NodeId,
+  type NodeStore,
+  type TreeNode,
+  toHex,
+} from '@observatory/receipts';
 import type { SqlOrTx } from '../client.ts';
 
 /** One lock for every append: leaf indexes are contiguous and the tree is built in order. */
@@ -136,8 +144,11 @@ export function auditRepository(sql: SqlOrTx) {
 
     /** Appends in a transaction of its own (needs a pool, not a transaction). */
     async append(events: NewAuditEvent[]): Promise<StoredAuditEvent[]> {
-      if (!('begin' in sql)) throw new Error('append() needs a pool; inside a transaction use appendInTransaction');
-      return sql.begin(async (tx) => (await this.appendInTransaction(tx, () => ({ events, result: null }))).events);
+      if (!('begin' in sql))
+        throw new Error('append() needs a pool; inside a transaction use appendInTransaction');
+      return sql.begin(
+        async (tx) => (await this.appendInTransaction(tx, () => ({ events, result: null }))).events,
+      );
     },
 
     merkleLog(): MerkleLog {

@@ -29,7 +29,12 @@ export function baselinesRepository(sql: SqlOrTx) {
         // probe success (availability); agent-reported success stays in detail
         success_rate_mean: b.availability?.mean ?? null,
         success_rate_stddev: b.availability?.stddev ?? null,
-        detail: sql.json({ samples: b.samples, latency: b.latency, availability: b.availability, success_rate: b.success_rate } as never),
+        detail: sql.json({
+          samples: b.samples,
+          latency: b.latency,
+          availability: b.availability,
+          success_rate: b.success_rate,
+        } as never),
       }));
       await sql`
         INSERT INTO baselines ${sql(rows)}
@@ -43,9 +48,16 @@ export function baselinesRepository(sql: SqlOrTx) {
     },
 
     async list(): Promise<StoredBaseline[]> {
-      const rows = await sql<{ category: string; window_days: number; computed_at: Date; detail: Baseline }[]>`
+      const rows = await sql<
+        { category: string; window_days: number; computed_at: Date; detail: Baseline }[]
+      >`
         SELECT category, window_days, computed_at, detail FROM baselines ORDER BY category`;
-      return rows.map((r) => ({ category: r.category, window_days: r.window_days, computed_at: r.computed_at, baseline: r.detail }));
+      return rows.map((r) => ({
+        category: r.category,
+        window_days: r.window_days,
+        computed_at: r.computed_at,
+        baseline: r.detail,
+      }));
     },
   };
 }

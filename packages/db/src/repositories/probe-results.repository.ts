@@ -32,7 +32,10 @@ export interface StoredProbeResult {
 export function backoffSeconds(consecutiveFailures: number, intervalSeconds: number): number {
   if (consecutiveFailures <= 0) return intervalSeconds;
   // capped at an hour, or at the interval when that is longer
-  return Math.min(Math.max(3600, intervalSeconds), intervalSeconds * 2 ** Math.min(consecutiveFailures - 1, 20));
+  return Math.min(
+    Math.max(3600, intervalSeconds),
+    intervalSeconds * 2 ** Math.min(consecutiveFailures - 1, 20),
+  );
 }
 
 export function probeResultsRepository(sql: Sql) {
@@ -119,7 +122,9 @@ export function probeResultsRepository(sql: Sql) {
     },
 
     async countForServer(serverId: number): Promise<number> {
-      const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM probe_results WHERE server_id = ${serverId}`;
+      const [row] = await sql<
+        { n: number }[]
+      >`SELECT count(*)::int AS n FROM probe_results WHERE server_id = ${serverId}`;
       return row?.n ?? 0;
     },
 
@@ -200,7 +205,9 @@ function foldResults(current: ServerProbeState[], fresh: ProbeResultRecord[], in
       }
       if (r.tools_hash && r.tools) {
         // the first tool list a server shows is its starting point, not drift
-        const event = toolsHash ? detectToolDrift({ hash: toolsHash, tools }, { hash: r.tools_hash, tools: r.tools }) : null;
+        const event = toolsHash
+          ? detectToolDrift({ hash: toolsHash, tools }, { hash: r.tools_hash, tools: r.tools })
+          : null;
         if (event) {
           drift.push({
             server_id: state.id,
@@ -220,7 +227,12 @@ function foldResults(current: ServerProbeState[], fresh: ProbeResultRecord[], in
     // A failing server backs off: never probe it again sooner than its backoff says.
     const nextProbeAt =
       failures > 0
-        ? new Date(Math.max(state.next_probe_at.getTime(), last.started_at.getTime() + backoffSeconds(failures, intervalSeconds) * 1000))
+        ? new Date(
+            Math.max(
+              state.next_probe_at.getTime(),
+              last.started_at.getTime() + backoffSeconds(failures, intervalSeconds) * 1000,
+            ),
+          )
         : state.next_probe_at;
     updates.push({
       server_id: state.id,

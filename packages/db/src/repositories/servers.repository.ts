@@ -123,7 +123,12 @@ export function serversRepository(sql: SqlOrTx) {
      * moves past the slot (a lease: if the probe is lost, the server is due again after one
      * interval).
      */
-    async claimDue(opts: { now: Date; limit: number; leaseSeconds: number; jitterSeconds: number }): Promise<DueServer[]> {
+    async claimDue(opts: {
+      now: Date;
+      limit: number;
+      leaseSeconds: number;
+      jitterSeconds: number;
+    }): Promise<DueServer[]> {
       return sql<DueServer[]>`
         WITH due AS (
           SELECT id, next_probe_at AS slot FROM servers
@@ -159,7 +164,11 @@ export function serversRepository(sql: SqlOrTx) {
       return row?.n ?? 0;
     },
 
-    async list(opts: { category?: string | undefined; afterId?: number | undefined; limit: number }): Promise<ServerRow[]> {
+    async list(opts: {
+      category?: string | undefined;
+      afterId?: number | undefined;
+      limit: number;
+    }): Promise<ServerRow[]> {
       return sql<ServerRow[]>`
         SELECT * FROM servers
         WHERE (${opts.category ?? null}::text IS NULL OR category = ${opts.category ?? null})

@@ -76,11 +76,17 @@ export function agentKeysService(runtime: Runtime) {
 
     /** Checks an `Authorization: Bearer <key>` header; throws a 401 problem otherwise. */
     async authenticate(authorization: string | undefined): Promise<AuthenticatedAgent> {
-      if (!authorization) throw unauthorized('This endpoint needs an API key: Authorization: Bearer <api_key>. Get one with POST /agent/auth.', 'invalid_request');
+      if (!authorization)
+        throw unauthorized(
+          'This endpoint needs an API key: Authorization: Bearer <api_key>. Get one with POST /agent/auth.',
+          'invalid_request',
+        );
       const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-      if (!match) throw unauthorized('The Authorization header must be "Bearer <api_key>".', 'invalid_request');
+      if (!match)
+        throw unauthorized('The Authorization header must be "Bearer <api_key>".', 'invalid_request');
       const key = match[1]!;
-      if (!isWellFormedApiKey(key)) throw unauthorized('The API key is malformed or mistyped (checksum mismatch).', 'invalid_token');
+      if (!isWellFormedApiKey(key))
+        throw unauthorized('The API key is malformed or mistyped (checksum mismatch).', 'invalid_token');
       const row = await repos.apiKeys.findBySecretHash(hashApiKey(key));
       if (!row) throw unauthorized('The API key is not known.', 'invalid_token');
       return { keyId: row.id, keyPrefix: row.prefix, scopes: row.scopes };

@@ -6,7 +6,13 @@ import {
   normalizeCategory,
   TRUST_RULES,
 } from '@observatory/core';
-import { baselinesRepository, rollupsRepository, type ServerRow, type Sql, type SqlOrTx } from '@observatory/db';
+import {
+  baselinesRepository,
+  rollupsRepository,
+  type ServerRow,
+  type Sql,
+  type SqlOrTx,
+} from '@observatory/db';
 import { type AnalyzedServer, analyzeServers } from './server-analysis.ts';
 import { evaluateTrust } from './trust-evaluation.ts';
 
@@ -26,15 +32,30 @@ export async function loadCategoryBaselines(sql: SqlOrTx): Promise<Map<Category,
 }
 
 /** Writes what analyzeServers derived, plus today's score for the history. */
-async function saveAnalysis(tx: SqlOrTx, analyzed: AnalyzedServer[], baselines: Map<Category, Baseline>, now: Date) {
+async function saveAnalysis(
+  tx: SqlOrTx,
+  analyzed: AnalyzedServer[],
+  baselines: Map<Category, Baseline>,
+  now: Date,
+) {
   if (analyzed.length === 0) return;
-  const rows = await tx<ServerRow[]>`SELECT * FROM servers WHERE id = ANY(${analyzed.map((a) => a.server_id)}::bigint[])`;
+  const rows = await tx<
+    ServerRow[]
+  >`SELECT * FROM servers WHERE id = ANY(${analyzed.map((a) => a.server_id)}::bigint[])`;
   const byId = new Map(rows.map((r) => [r.id, r]));
   const updates = analyzed.flatMap((a) => {
     const server = byId.get(a.server_id);
     if (!server) return [];
     const trust = evaluateTrust({ ...server, trust_inputs: a.trust_inputs }, baselines, now);
-    return [{ server_id: a.server_id, trust_inputs: a.trust_inputs, stats: a.stats, trust_score: trust.score, trust_verdict: trust.verdict }];
+    return [
+      {
+        server_id: a.server_id,
+        trust_inputs: a.trust_inputs,
+        stats: a.stats,
+        trust_score: trust.score,
+        trust_verdict: trust.verdict,
+      },
+    ];
   });
   await tx`
     UPDATE servers s SET trust_inputs = u.trust_inputs, stats = u.stats, trust_score = u.trust_score,
@@ -55,7 +76,11 @@ async function saveAnalysis(tx: SqlOrTx, analyzed: AnalyzedServer[], baselines: 
  * in one transaction per chunk, so a failed pass leaves the marks for the next one. Several
  * analyzers may run at once (SKIP LOCKED).
  */
-export async function analyzeDirty(sql: Sql, now: Date = new Date(), chunk = 2_000): Promise<AnalysisPassResult> {
+export async function analyzeDirty(
+  sql: Sql,
+  now: Date = new Date(),
+  chunk = 2_000,
+): Promise<AnalysisPassResult> {
   const total: AnalysisPassResult = { marks: 0, servers: 0, anomaliesOpened: 0, anomaliesCleared: 0 };
   const baselines = await loadCategoryBaselines(sql);
   for (;;) {
@@ -88,7 +113,15 @@ export async function analyzeDirty(sql: Sql, now: Date = new Date(), chunk = 2_0
 export async function recomputeBaselines(sql: SqlOrTx, now: Date = new Date()) {
   const days = TRUST_RULES.baseline.categoryWindowDays;
   const from = new Date(now.getTime() - (days - 1) * DAY_MS).toISOString().slice(0, 10);
-  type DayRow = { server_id: number; category: string; probes: number; ups: number; reports: number; report_successes: number; latency_hist: number[] };
+  type DayRow = {
+    server_id: number;
+    category: string;
+    probes: number;
+    ups: number;
+    reports: number;
+    report_successes: number;
+    latency_hist: number[];
+  };
   const rows = await sql<DayRow[]>`
     SELECT d.server_id, s.category, d.probes, d.ups, d.reports, d.report_successes, d.latency_hist
     FROM rollups_daily d JOIN servers s ON s.id = d.server_id
@@ -103,7 +136,13 @@ export async function recomputeBaselines(sql: SqlOrTx, now: Date = new Date()) {
     [...byServer.values()].map((s) => ({
       category: s.category,
       window: aggregateWindow(
-        s.rows.map((r) => ({ probes: r.probes, probesUp: r.ups, reports: r.reports, reportSuccesses: r.report_successes, latencyHist: r.latency_hist })),
+        s.rows.map((r) => ({
+          probes: r.probes,
+          probesUp: r.ups,
+          reports: r.reports,
+          reportSuccesses: r.report_successes,
+          latencyHist: r.latency_hist,
+        })),
       ),
     })),
     now,

@@ -10,7 +10,12 @@ const DAY_MS = 86_400_000;
  */
 export async function runMaintenance(runtime: Runtime, now: Date = new Date()) {
   const { repos, config } = runtime;
-  const created = await repos.probeResults.ensurePartitions(new Date(now.getTime() - DAY_MS), new Date(now.getTime() + 7 * DAY_MS));
-  const dropped = await repos.probeResults.dropPartitionsBefore(new Date(now.getTime() - config.RETENTION_DAYS * DAY_MS));
+  const created = await repos.probeResults.ensurePartitions(
+    new Date(now.getTime() - DAY_MS),
+    new Date(now.getTime() + 7 * DAY_MS),
+  );
+  const dropped = await repos.probeResults.dropPartitionsBefore(
+    new Date(now.getTime() - config.RETENTION_DAYS * DAY_MS),
+  );
   return { partitionsCreated: created, partitionsDropped: dropped };
 }

@@ -5,15 +5,15 @@ import {
   computeBaseline,
   evaluateAnomalies,
   histogramCount,
-  histogramQuantile,
   histogramMean,
+  histogramQuantile,
   type LatencyHistogram,
   mergeHistograms,
   normalizeCategory,
   type RollupCounts,
   TRUST_RULES,
-  uptimeWindows,
   type UptimeWindows,
+  uptimeWindows,
   type WindowAggregate,
 } from '@observatory/core';
 import { anomaliesRepository, type HourlyRollup, rollupsRepository, type SqlOrTx } from '@observatory/db';
@@ -47,7 +47,12 @@ export interface ServerStats {
   uptime: UptimeWindows;
   latency_24h: LatencySummary;
   latency_7d: LatencySummary;
-  reports_7d: { total: number; successes: number; success_rate: number | null; avg_latency_ms: number | null };
+  reports_7d: {
+    total: number;
+    successes: number;
+    success_rate: number | null;
+    avg_latency_ms: number | null;
+  };
   reports_30d: { total: number; successes: number; success_rate: number | null };
   distinct_agents_30d: number;
 }
@@ -146,7 +151,10 @@ export async function analyzeServers(
     const latency7d = mergeHistograms(hours.map((h) => h.latency_hist));
     const sum = <T>(rows: T[], f: (r: T) => number) => rows.reduce((s, r) => s + f(r), 0);
     const probes24 = { total: sum(probeHours, (h) => h.probes), up: sum(probeHours, (h) => h.ups) };
-    const reports7 = { total: sum(reportHours, (h) => h.reports), successes: sum(reportHours, (h) => h.report_successes) };
+    const reports7 = {
+      total: sum(reportHours, (h) => h.reports),
+      successes: sum(reportHours, (h) => h.report_successes),
+    };
     const latencySamples = histogramCount(latency24);
 
     const trust_inputs: TrustInputsSnapshot = {
@@ -155,7 +163,11 @@ export async function analyzeServers(
       reports: reports7,
       latency:
         latencySamples > 0
-          ? { p50Ms: histogramQuantile(latency24, 0.5)!, p95Ms: histogramQuantile(latency24, 0.95), samples: latencySamples }
+          ? {
+              p50Ms: histogramQuantile(latency24, 0.5)!,
+              p95Ms: histogramQuantile(latency24, 0.95),
+              samples: latencySamples,
+            }
           : null,
     };
 
@@ -172,13 +184,17 @@ export async function analyzeServers(
       latency_7d: latencySummary(latency7d),
       reports_7d: {
         ...reports7,
-        success_rate: reports7.total > 0 ? Math.round((reports7.successes / reports7.total) * 10_000) / 10_000 : null,
+        success_rate:
+          reports7.total > 0 ? Math.round((reports7.successes / reports7.total) * 10_000) / 10_000 : null,
         avg_latency_ms:
-          reportLatencyCount > 0 ? Math.round((sum(reportHours, (h) => h.report_latency_sum_ms) / reportLatencyCount) * 10) / 10 : null,
+          reportLatencyCount > 0
+            ? Math.round((sum(reportHours, (h) => h.report_latency_sum_ms) / reportLatencyCount) * 10) / 10
+            : null,
       },
       reports_30d: {
         ...reports30,
-        success_rate: reports30.total > 0 ? Math.round((reports30.successes / reports30.total) * 10_000) / 10_000 : null,
+        success_rate:
+          reports30.total > 0 ? Math.round((reports30.successes / reports30.total) * 10_000) / 10_000 : null,
       },
       distinct_agents_30d: days.reduce((m, d) => Math.max(m, d.distinct_agents), 0),
     };
@@ -186,7 +202,9 @@ export async function analyzeServers(
     // Anomalies: the recent window against the server's own hourly history and its category.
     const lastProbes = recentBy.get(server.id) ?? [];
     const conclusive = lastProbes.filter((p) => p.outcome !== 'auth_required');
-    const answering = lastProbes.filter((p) => p.outcome === 'up' || p.outcome === 'degraded').slice(0, RECENT_LATENCY_PROBES);
+    const answering = lastProbes
+      .filter((p) => p.outcome === 'up' || p.outcome === 'degraded')
+      .slice(0, RECENT_LATENCY_PROBES);
     const recentHour = hours.filter((h) => h.hour.getTime() >= nextHour - HOUR_MS);
     const recentWindow: WindowAggregate = {
       latencyMs: answering.length > 0 ? median(answering.map((p) => p.total_ms)) : null,
@@ -204,7 +222,13 @@ export async function analyzeServers(
       now,
     );
     await anomalies.apply(server.id, change);
-    results.push({ server_id: server.id, trust_inputs, stats, opened: change.opened.length, cleared: change.cleared.length });
+    results.push({
+      server_id: server.id,
+      trust_inputs,
+      stats,
+      opened: change.opened.length,
+      cleared: change.cleared.length,
+    });
   }
   return results;
 }

@@ -1,4 +1,11 @@
-import { assessTrust, type Baseline, type Category, normalizeCategory, type ProbeOutcome, type TrustAssessment } from '@observatory/core';
+import {
+  assessTrust,
+  type Baseline,
+  type Category,
+  normalizeCategory,
+  type ProbeOutcome,
+  type TrustAssessment,
+} from '@observatory/core';
 import type { ServerRow } from '@observatory/db';
 import type { TrustInputsSnapshot } from './server-analysis.ts';
 
@@ -8,7 +15,10 @@ import type { TrustInputsSnapshot } from './server-analysis.ts';
  * up), so a probe is reflected the moment it is stored, not only after the next analysis.
  */
 export function evaluateTrust(
-  server: Pick<ServerRow, 'category' | 'last_outcome' | 'last_probe_at' | 'last_up_at' | 'consecutive_failures'> & {
+  server: Pick<
+    ServerRow,
+    'category' | 'last_outcome' | 'last_probe_at' | 'last_up_at' | 'consecutive_failures'
+  > & {
     trust_inputs: TrustInputsSnapshot | null;
   },
   categoryBaselines: Map<Category, Baseline>,

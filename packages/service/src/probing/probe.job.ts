@@ -1,8 +1,8 @@
 import type { ProbeResultRecord } from '@observatory/db';
 import { probe } from '@observatory/probe';
 import type { JobHandler } from '@observatory/queue';
-import type { Runtime } from '../runtime.ts';
 import { BatchWriter } from '../batch-writer.ts';
+import type { Runtime } from '../runtime.ts';
 import { HostLimiter } from './host-limiter.ts';
 
 export interface ProbeJobHandler {
@@ -18,7 +18,10 @@ export interface ProbeJobHandler {
  * when the batch is committed. A worker killed mid-batch leaves its jobs unfinished, so they
  * run again; the probe id (server + slot) makes the second write a no-op.
  */
-export function createProbeJobHandler(runtime: Runtime, options: { clock?: () => Date } = {}): ProbeJobHandler {
+export function createProbeJobHandler(
+  runtime: Runtime,
+  options: { clock?: () => Date } = {},
+): ProbeJobHandler {
   const { config, repos } = runtime;
   const writer = new BatchWriter<ProbeResultRecord>(
     async (records) => {

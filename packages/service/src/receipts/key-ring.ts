@@ -18,7 +18,10 @@ export function keyStoreFor(runtime: Runtime): KeyStore {
  * every replica without a restart.
  */
 export async function openKeyRing(runtime: Runtime, refreshMs = 60_000): Promise<KeyRing> {
-  const ring = await loadSigningKeys({ store: keyStoreFor(runtime), envJwk: runtime.config.RECEIPT_SIGNING_JWK });
+  const ring = await loadSigningKeys({
+    store: keyStoreFor(runtime),
+    envJwk: runtime.config.RECEIPT_SIGNING_JWK,
+  });
   const timer = setInterval(() => {
     ring.refresh().catch((err: unknown) => runtime.logger.warn({ err }, 'could not refresh signing keys'));
   }, refreshMs);

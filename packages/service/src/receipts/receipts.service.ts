@@ -1,4 +1,10 @@
-import { type AuditRepository, auditLeafData, auditRepository, type Checkpoint, type NewAuditEvent } from '@observatory/db';
+import {
+  type AuditRepository,
+  auditLeafData,
+  auditRepository,
+  type Checkpoint,
+  type NewAuditEvent,
+} from '@observatory/db';
 import {
   type KeyRing,
   type ReceiptEvidence,
@@ -75,10 +81,23 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
           const events: NewAuditEvent[] = items.map((v, i) => {
             const signed = signReceipt(
               ring,
-              { iss, sub: v.server_url, verdict: v.verdict, score: v.score, latency: v.latency, evidence: v.evidence, log_index: firstIndex + i },
+              {
+                iss,
+                sub: v.server_url,
+                verdict: v.verdict,
+                score: v.score,
+                latency: v.latency,
+                evidence: v.evidence,
+                log_index: firstIndex + i,
+              },
               now.getTime(),
             );
-            issued.push({ receipt_id: signed.id, jws: signed.jws, log_index: firstIndex + i, issued_at: now });
+            issued.push({
+              receipt_id: signed.id,
+              jws: signed.jws,
+              log_index: firstIndex + i,
+              issued_at: now,
+            });
             return {
               event_id: `evt_${signed.id.slice(5)}`,
               event_type: 'agent_query',
@@ -87,7 +106,13 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
               agent_id: v.key_prefix,
               key_id: v.key_id,
               receipt_id: signed.id,
-              payload: { query: v.query, server_url: v.server_url, verdict: v.verdict, score: v.score, jws: signed.jws },
+              payload: {
+                query: v.query,
+                server_url: v.server_url,
+                verdict: v.verdict,
+                score: v.score,
+                jws: signed.jws,
+              },
             };
           });
           return { events, result: issued };
@@ -149,7 +174,14 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
       const header = checked.header as { alg?: string; kid?: string } | null;
       const signature = { alg: header?.alg ?? null, kid: header?.kid ?? null, valid: checked.valid };
       if (!checked.valid) {
-        return { valid: false, reason: checked.reason, detail: checked.detail, receipt: null, signature, log: emptyLog() };
+        return {
+          valid: false,
+          reason: checked.reason,
+          detail: checked.detail,
+          receipt: null,
+          signature,
+          log: emptyLog(),
+        };
       }
       const claims = checked.claims as unknown as Record<string, unknown> & { rid: string };
       const event = await audit.findByReceipt(claims.rid);
@@ -165,24 +197,37 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
       }
       const checkpoint = (await audit.checkpointCovering(event.idx)) ?? (await checkpointNow());
       const proof = await audit.merkleLog().inclusionProof(event.idx, checkpoint.tree_size);
-      const included = verifyInclusion(
-        { data: auditLeafData(event) },
-        event.idx,
-        proof,
-        { log_id: iss, tree_size: checkpoint.tree_size, root_hash: checkpoint.root_hash, issued_at: checkpoint.issued_at.toISOString() },
-      ).valid;
+      const included = verifyInclusion({ data: auditLeafData(event) }, event.idx, proof, {
+        log_id: iss,
+        tree_size: checkpoint.tree_size,
+        root_hash: checkpoint.root_hash,
+        issued_at: checkpoint.issued_at.toISOString(),
+      }).valid;
       return {
         valid: included && event.payload.jws === jws,
         ...(included ? {} : { reason: 'log_mismatch' }),
         receipt: claims,
         signature,
-        log: { index: event.idx, included, checkpoint: checkpointView(checkpoint), inclusion_proof: proof, leaf_hash: event.leaf_hash },
+        log: {
+          index: event.idx,
+          included,
+          checkpoint: checkpointView(checkpoint),
+          inclusion_proof: proof,
+          leaf_hash: event.leaf_hash,
+        },
       };
     },
   };
 
   function unknown(reason: string, detail: string): ReceiptVerification {
-    return { valid: false, reason, detail, receipt: null, signature: { alg: null, kid: null, valid: false }, log: emptyLog() };
+    return {
+      valid: false,
+      reason,
+      detail,
+      receipt: null,
+      signature: { alg: null, kid: null, valid: false },
+      log: emptyLog(),
+    };
   }
 }
 

@@ -61,7 +61,10 @@ export function reportIngestService(runtime: Runtime, servers: ServerResolver) {
       return writer.depth;
     },
 
-    async ingest(input: ReportInput, who: { agentId?: string | undefined; keyId?: number | null }): Promise<ReportReceipt> {
+    async ingest(
+      input: ReportInput,
+      who: { agentId?: string | undefined; keyId?: number | null },
+    ): Promise<ReportReceipt> {
       const server = await servers.resolveOrCreate(input.server_url);
       const now = new Date();
       const record: InteractionReportRecord = {

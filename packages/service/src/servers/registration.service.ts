@@ -29,10 +29,15 @@ export function registrationService(runtime: Runtime, servers: ServerResolver) {
     async register(input: RegisterInput): Promise<RegistrationResult> {
       const url = servers.normalize(input.server_url);
       if (new URL(url).origin === ownOrigin) {
-        throw new HttpProblem(422, 'Target Not Allowed', 'The observatory does not register or probe itself.', {
-          errors: [{ field: 'server_url', message: 'is the observatory’s own URL' }],
-          reason_code: 'self_registration',
-        });
+        throw new HttpProblem(
+          422,
+          'Target Not Allowed',
+          'The observatory does not register or probe itself.',
+          {
+            errors: [{ field: 'server_url', message: 'is the observatory’s own URL' }],
+            reason_code: 'self_registration',
+          },
+        );
       }
       await servers.assertProbeable(url);
       const { server, created } = await runtime.repos.servers.upsert({

@@ -29,7 +29,9 @@ export function serverResolver(runtime: Runtime) {
 
     /** Refuses non-public or non-http(s) targets with a 400/422 problem saying why. */
     async assertProbeable(url: string): Promise<void> {
-      const verdict = await checkTargetUrl(url, { allowPrivateNetworks: runtime.config.PROBE_ALLOW_PRIVATE_NETWORKS });
+      const verdict = await checkTargetUrl(url, {
+        allowPrivateNetworks: runtime.config.PROBE_ALLOW_PRIVATE_NETWORKS,
+      });
       if (!verdict.ok) {
         const status = verdict.code === 'invalid_url' || verdict.code === 'scheme_not_allowed' ? 400 : 422;
         throw new HttpProblem(status, status === 400 ? 'Bad Request' : 'Target Not Allowed', verdict.reason, {

@@ -1,0 +1,28 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { type Runtime, SERVICE_NAME, SERVICE_VERSION } from '@observatory/service';
+import type { FastifyInstance } from 'fastify';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+
+/** OpenAPI 3.1 generated from the routes' zod schemas, at /openapi.json, rendered at /docs. */
+export async function registerOpenApi(app: FastifyInstance, runtime: Runtime) {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: SERVICE_NAME,
+        version: SERVICE_VERSION,
+        description: 'Runtime trust verdicts, liveness measurements and signed receipts for MCP servers.',
+      },
+      servers: [{ url: runtime.config.publicBaseUrl }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key from POST /agent/auth' },
+        },
+      },
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}

@@ -1,0 +1,183 @@
+import type { TrustAssessment } from '@observatory/core';
+import type { ServerRow } from '@observatory/db';
+import type { AgentKeysService, AuthenticatedAgent } from '../agents/agent-keys.service.ts';
+import type { ServerStats, TrustInputsSnapshot } from '../analysis/server-analysis.ts';
+import { evaluateTrust } from '../analysis/trust-evaluation.ts';
+import type { ReceiptsService } from '../receipts/receipts.service.ts';
+import type { Runtime } from '../runtime.ts';
+import type { ServerResolver } from '../servers/server-resolver.ts';
+import type { BaselinesCache } from './baselines-cache.ts';
+
+/** A server row with the analyzer's JSON columns typed. */
+export type AnalyzedServerRow = ServerRow & {
+  trust_inputs: TrustInputsSnapshot | null;
+  stats: ServerStats | null;
+  trust_score: number | null;
+  trust_verdict: string | null;
+  analyzed_at: Date | null;
+};
+
+/** How long an agent may reuse a verdict before asking again. */
+export const VERDICT_TTL_SECONDS = 300;
+
+const percent = (ratio: number | null | undefined) =>
+  ratio === null || ratio === undefined ? null : Math.round(ratio * 10_000) / 100;
+
+/**
+ * The questions agents ask about one server — /api/trust, /agent-query and the check_trust
+ * tool — answered from the same evaluation.
+ */
+export function trustService(deps: {
+  runtime: Runtime;
+  servers: ServerResolver;
+  baselines: BaselinesCache;
+  agentKeys: AgentKeysService;
+  receipts: ReceiptsService;
+}) {
+  const { runtime } = deps;
+  const base = runtime.config.publicBaseUrl;
+
+  async function assess(server: AnalyzedServerRow, now = new Date()): Promise<TrustAssessment> {
+    return evaluateTrust(server, await deps.baselines.get(), now);
+  }
+
+  /** A server by URL (normalized), slug or display name; undefined when we do not track it. */
+  async function find(identifier: string): Promise<AnalyzedServerRow | undefined> {
+    const text = identifier.trim();
+    if (/^https?:\/\//i.test(text) && URL.canParse(text)) {
+      return (await runtime.repos.servers.findByUrl(deps.servers.normalize(text))) as
+        | AnalyzedServerRow
+        | undefined;
+    }
+    return (await runtime.repos.servers.findByIdentifier(text)) as AnalyzedServerRow | undefined;
+  }
+
+  /** The COMPAT.md body of /api/trust and check_trust for a tracked server. */
+  function trustView(server: AnalyzedServerRow, trust: TrustAssessment, now: Date) {
+    const s = server.stats;
+    return {
+      found: true as const,
+      server_url: server.url,
+      name: server.name,
+      slug: server.slug,
+      category: server.category,
+      trust_score: trust.score,
+      verdict: trust.verdict,
+      reason_code: trust.reason_code,
+      reason: trust.reason,
+      evidence: trust.evidence,
+      confidence: trust.confidence,
+      metrics: {
+        // agent-reported calls and their success over 30 days (what agents experienced)
+        total_calls: s?.reports_30d.total ?? 0,
+        success_rate: s?.reports_30d.success_rate ?? null,
+        // our own probes: latency over the last 24 h, uptime over real windows (percent)
+        avg_latency_ms: s?.latency_24h.mean_ms ?? null,
+        p50_latency_ms: s?.latency_24h.p50_ms ?? null,
+        p95_latency_ms: s?.latency_24h.p95_ms ?? null,
+        p99_latency_ms: s?.latency_24h.p99_ms ?? null,
+        uptime_24h: percent(s?.uptime.uptime_24h.ratio),
+        uptime_7d: percent(s?.uptime.uptime_7d.ratio),
+        uptime_30d: percent(s?.uptime.uptime_30d.ratio),
+        probes_24h: s?.uptime.uptime_24h.probes ?? 0,
+        agents_30d: s?.distinct_agents_30d ?? 0,
+      },
+      recent_7d: {
+        interactions: s?.reports_7d.total ?? 0,
+        success_rate: s?.reports_7d.success_rate ?? null,
+        avg_latency_ms: s?.reports_7d.avg_latency_ms ?? null,
+      },
+      components: trust.components,
+      first_seen: server.created_at.toISOString(),
+      last_checked: server.last_probe_at?.toISOString() ?? null,
+      last_outcome: server.last_outcome,
+      last_up: server.last_up_at?.toISOString() ?? null,
+      last_error: server.last_error,
+      last_error_time: server.last_error_at?.toISOString() ?? null,
+      tool_count: server.tools?.length ?? null,
+      protocol_version: server.protocol_version,
+      checked_at: now.toISOString(),
+      status_url: `${base}/servers/${server.slug}`,
+    };
+  }
+
+  return {
+    find,
+    assess,
+
+    /** /api/trust?url= and check_trust: COMPAT.md fields, 200 with found:false when untracked. */
+    async checkTrust(serverUrl: string) {
+      const now = new Date();
+      const server = await find(serverUrl);
+      if (!server) {
+        return {
+          found: false as const,
+          server_url: serverUrl,
+          trust_score: null,
+          verdict: 'UNCERTAIN' as const,
+          evidence: 'none' as const,
+          reason_code: 'not_tracked',
+          message: `This server is not tracked yet, so there is no runtime evidence about it. Register it (POST ${base}/api/register) to start probing.`,
+        };
+      }
+      return trustView(server, await assess(server, now), now);
+    },
+
+    /**
+     * GET /agent-query/<server>: one check of the key's allowance, the verdict, and a signed
+     * receipt. An unknown server gets UNCERTAIN with evidence "none" — and a receipt, so the
+     * agent can prove it was told "we don't know".
+     */
+    async agentQuery(identifier: string, agent: AuthenticatedAgent) {
+      const remaining = await deps.agentKeys.consumeCheck(agent);
+      const now = new Date();
+      const server = await find(identifier);
+      const trust = server ? await assess(server, now) : null;
+      const latency = {
+        p50_ms: server?.stats?.latency_24h.p50_ms ?? null,
+        p95_ms: server?.stats?.latency_24h.p95_ms ?? null,
+      };
+      const verdict = trust?.verdict ?? 'UNCERTAIN';
+      const score = trust?.score ?? null;
+      const evidence = trust?.evidence ?? 'none';
+      const windowEnd = server?.trust_inputs?.window_end ?? now.toISOString();
+      const receipt = await deps.receipts.issue({
+        server_url: server?.url ?? identifier,
+        server_id: server?.id ?? null,
+        verdict,
+        score,
+        latency,
+        evidence: {
+          kind: evidence,
+          window: { from: new Date(Date.parse(windowEnd) - 24 * 3_600_000).toISOString(), to: windowEnd },
+          probes: server?.trust_inputs?.probes.total ?? 0,
+          reports: server?.trust_inputs?.reports.total ?? 0,
+        },
+        key_id: agent.keyId,
+        key_prefix: agent.keyPrefix,
+        query: identifier,
+      });
+      return {
+        server: server
+          ? { url: server.url, name: server.name, slug: server.slug, category: server.category }
+          : null,
+        verdict,
+        score,
+        latency,
+        evidence,
+        reason_code: trust?.reason_code ?? 'agent_not_found',
+        reason: trust?.reason ?? 'This server is not tracked: there is no runtime evidence about it.',
+        confidence: trust?.confidence ?? 0,
+        checked_at: now.toISOString(),
+        ttl_seconds: VERDICT_TTL_SECONDS,
+        receipt_id: receipt.receipt_id,
+        receipt: receipt.jws,
+        log_index: receipt.log_index,
+        verify_url: `${base}/v1/verify-receipt?id=${receipt.receipt_id}`,
+        checks_remaining: remaining,
+      };
+    },
+  };
+}
+
+export type TrustService = ReturnType<typeof trustService>;

@@ -65,8 +65,11 @@ describe('trust engine through simulated time', () => {
     });
     services = await createServices(runtime);
     now = new Date(Math.floor(Date.now() / 60_000) * 60_000);
-    for (const b of ['healthy', 'slow-later', 'dies', 'html', 'auth', 'tools']) {
-      const s = fleet.add(b === 'slow-later' || b === 'dies' || b === 'tools' ? 'healthy' : (b as 'healthy'));
+    // slow-later answers in ~20 ms normally: far above the few ms of scheduling noise a loaded
+    // test machine adds, so "ten times slower" stays ten times slower.
+    const start = { 'slow-later': { kind: 'slow', delayMs: 20 }, dies: 'healthy', tools: 'healthy' } as const;
+    for (const b of ['healthy', 'slow-later', 'dies', 'html', 'auth', 'tools'] as const) {
+      const s = fleet.add(b in start ? start[b as keyof typeof start] : (b as 'healthy'));
       fleetIds[b] = s.id;
       await register(b, s.url);
     }
@@ -102,7 +105,7 @@ describe('trust engine through simulated time', () => {
     // Day two: one server dies, one slows down tenfold, one changes its tools.
     const before = verdicts.dies!.length;
     fleet.setBehaviour(fleetIds.dies!, 'dead');
-    fleet.setBehaviour(fleetIds['slow-later']!, { kind: 'slow', delayMs: 60 });
+    fleet.setBehaviour(fleetIds['slow-later']!, { kind: 'slow', delayMs: 200 });
     fleet.changeTools(fleetIds.tools!);
     await step(handlers);
     await step(handlers);
@@ -110,7 +113,9 @@ describe('trust engine through simulated time', () => {
     expect(verdicts.dies!.slice(before)).toContain('FAIL');
     // 10× slowdown → a latency anomaly opened within 2 intervals
     const open = await runtime.repos.anomalies.openFor([ids['slow-later']!]);
-    expect(open.some((a) => a.metric === 'latency')).toBe(true);
+    // against its own history (it is always slower than its category peers, so the category-scope
+    // latency anomaly stays open throughout: that is correct, and not what this checks)
+    expect(open.some((a) => a.metric === 'latency' && a.scope === 'self')).toBe(true);
     // tool-list change → a drift event saying what changed
     const [drift] = await runtime.db.sql<{ added: string[]; removed: string[]; altered: string[] }[]>`
       SELECT added, removed, altered FROM drift_events WHERE server_id = ${ids.tools!}`;
@@ -118,14 +123,14 @@ describe('trust engine through simulated time', () => {
     expect(drift!.added.length + drift!.removed.length + drift!.altered.length).toBeGreaterThan(0);
 
     // recovery clears the anomaly
-    fleet.setBehaviour(fleetIds['slow-later']!, 'healthy');
+    fleet.setBehaviour(fleetIds['slow-later']!, { kind: 'slow', delayMs: 20 });
     for (let i = 0; i < 3; i++) await step(handlers);
     if (process.env.DEBUG_SIM)
       for (const [k, v] of Object.entries(verdicts)) console.log(k, v.map((x) => x[0]).join(''));
     const stillOpen = await runtime.repos.anomalies.openFor([ids['slow-later']!]);
-    expect(stillOpen.some((a) => a.metric === 'latency')).toBe(false);
+    expect(stillOpen.some((a) => a.metric === 'latency' && a.scope === 'self')).toBe(false);
     const history = await runtime.repos.anomalies.recentFor(ids['slow-later']!);
-    expect(history.some((a) => a.metric === 'latency' && a.cleared_at !== null)).toBe(true);
+    expect(history.some((a) => a.metric === 'latency' && a.scope === 'self' && a.cleared_at !== null)).toBe(true);
   }, 120_000);
 
   it('says UNCERTAIN with evidence "none" when nothing was measured recently', async () => {

@@ -6,5 +6,6 @@ export * from './keys.ts';
 export * from './merkle.ts';
 export * from './merkle-log.ts';
 export * from './node-store.ts';
+export * from './range-proof.ts';
 export * from './receipt.ts';
 export * from './receipt-id.ts';

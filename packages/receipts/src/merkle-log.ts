@@ -22,6 +22,7 @@ import {
   toHex,
 } from './merkle.ts';
 import type { NodeId, NodeStore, TreeNode } from './node-store.ts';
+import { rangeProofRanges } from './range-proof.ts';
 
 /** Leaves [start, end). */
 type Range = readonly [start: number, end: number];
@@ -115,6 +116,12 @@ export class MerkleLog {
     }
     if (oldSize === 0 || oldSize === n) return [];
     return (await this.#rangeHashes(consistencyRanges(oldSize, n))).map(toHex);
+  }
+
+  /** The range proof of leaves [start, end) in a tree of size treeSize (see range-proof.ts), as hex. */
+  async rangeProof(start: number, end: number, treeSize?: number): Promise<string[]> {
+    const n = await this.#checkedSize(treeSize);
+    return (await this.#rangeHashes(rangeProofRanges(start, end, n))).map(toHex);
   }
 
   async #checkedSize(treeSize: number | undefined): Promise<number> {

@@ -1,11 +1,13 @@
 import { createServices, type Runtime, type Services } from '@observatory/service';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { mcpRoutes } from './mcp/mcp.routes.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerProblemDetails } from './plugins/problem-details.ts';
 import { registerRateLimits } from './plugins/rate-limits.ts';
 import { agentAuthRoutes } from './routes/agent-auth.routes.ts';
 import { atlasRoutes } from './routes/atlas.routes.ts';
+import { complianceRoutes } from './routes/compliance.routes.ts';
 import { directoryRoutes } from './routes/directory.routes.ts';
 import { discoveryRoutes } from './routes/discovery.routes.ts';
 import { healthRoutes } from './routes/health.routes.ts';
@@ -55,6 +57,8 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   receiptRoutes(app, services);
   discoveryRoutes(app, runtime);
   atlasRoutes(app, services);
+  complianceRoutes(app, services);
+  mcpRoutes(app, services);
 
   await app.ready();
   return app;

@@ -1,3 +1,4 @@
+import cron from 'node-cron';
 import { z } from 'zod';
 
 /**
@@ -68,7 +69,10 @@ export const envSchema = z.object({
   /** A private Ed25519 JWK (JSON) to sign receipts with; unset → generated once and kept. */
   RECEIPT_SIGNING_JWK: z.string().min(1).optional(),
   /** cron expression (UTC) for the daily compliance snapshot. */
-  COMPLIANCE_SNAPSHOT_CRON: z.string().min(9).default('5 0 * * *'),
+  COMPLIANCE_SNAPSHOT_CRON: z
+    .string()
+    .refine((v) => cron.validate(v), { error: 'must be a cron expression, e.g. "5 0 * * *"' })
+    .default('5 0 * * *'),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -54,8 +54,7 @@ export const jobIds = {
     `probe-${serverId}-${typeof slot === 'string' ? Date.parse(slot) : slot.getTime()}`,
   compliance: (day: string) => `compliance-${day}`,
   /** One periodic job per period, however many schedulers ask for it. */
-  periodic: (name: 'analyze' | 'baselines' | 'maintenance', now: Date, periodMs: number) =>
-    `${name}-${Math.floor(now.getTime() / periodMs)}`,
+  periodic: (key: string, now: Date, periodMs: number) => `${key}-${Math.floor(now.getTime() / periodMs)}`,
 };
 
 export function parsePayload<N extends JobName>(name: N, payload: unknown): JobPayload<N> {

@@ -10,7 +10,16 @@ import { type Hash, largestPowerOfTwoBelow, nodeHash } from './merkle.ts';
 type Range = readonly [start: number, end: number];
 
 function checkArgs(a: number, b: number, n: number) {
-  if (!(Number.isSafeInteger(a) && Number.isSafeInteger(b) && Number.isSafeInteger(n) && 0 <= a && a < b && b <= n)) {
+  if (
+    !(
+      Number.isSafeInteger(a) &&
+      Number.isSafeInteger(b) &&
+      Number.isSafeInteger(n) &&
+      0 <= a &&
+      a < b &&
+      b <= n
+    )
+  ) {
     throw new RangeError(`range [${a}, ${b}) is not a non-empty range inside a tree of size ${n}`);
   }
 }
@@ -37,7 +46,12 @@ export function rangeProofRanges(a: number, b: number, n: number): Range[] {
  * The root of a tree of size n from the leaf hashes of [a, b) (in order) and the range proof.
  * Returns null when the proof has the wrong number of hashes for this range.
  */
-export function rootFromRange(leafHashes: readonly Hash[], a: number, n: number, proof: readonly Hash[]): Hash | null {
+export function rootFromRange(
+  leafHashes: readonly Hash[],
+  a: number,
+  n: number,
+  proof: readonly Hash[],
+): Hash | null {
   const b = a + leafHashes.length;
   checkArgs(a, b, n);
   let next = 0;

@@ -1,6 +1,8 @@
 import type { JobHandlers } from '@observatory/queue';
 import { analyzeDirty, recomputeBaselines } from './analysis/analyzer.ts';
 import { runMaintenance } from './analysis/maintenance.ts';
+import { verifyAuditLog } from './compliance/audit-verification.ts';
+import { takeComplianceSnapshots } from './compliance/compliance-snapshots.ts';
 import { createProbeJobHandler } from './probing/probe.job.ts';
 import type { Services } from './services.ts';
 
@@ -20,9 +22,14 @@ export function createJobHandlers(services: Services, options: { clock?: () => D
     baselines: async () => {
       await recomputeBaselines(runtime.db.sql, now());
     },
-    maintenance: async () => {
+    maintenance: async (payload) => {
       await runMaintenance(runtime, now());
       await services.receipts.checkpointNow();
+      if (payload.reason === 'audit-verification') await verifyAuditLog(runtime, services.receipts);
+    },
+    compliance: async (payload) => {
+      const result = await takeComplianceSnapshots(runtime, payload.day);
+      runtime.logger.info({ day: payload.day, ...result }, 'compliance snapshots taken');
     },
   };
   return { handlers, probeJobs };

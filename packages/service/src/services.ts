@@ -1,4 +1,10 @@
 import { agentKeysService } from './agents/agent-keys.service.ts';
+import { type AttestationService, attestationService } from './compliance/attestation.ts';
+import {
+  type ComplianceExport,
+  type ComplianceFilters,
+  complianceExport,
+} from './compliance/compliance-export.ts';
 import { openKeyRing } from './receipts/key-ring.ts';
 import { receiptsService } from './receipts/receipts.service.ts';
 import { reportIngestService } from './reports/report-ingest.service.ts';
@@ -29,8 +35,22 @@ export async function createServices(runtime: Runtime) {
     trust,
     directory: directoryService(runtime),
     insights: insightsService({ runtime, trust, baselines }),
+    compliance: complianceService(
+      complianceExport(runtime, receipts, servers),
+      attestationService({ runtime, trust, ring }),
+    ),
     reports: reportIngestService(runtime, servers),
     registration: registrationService(runtime, servers),
+  };
+}
+
+/** The Article 12 trail and the MiCA / EU AI Act attestation, as REST and MCP call them. */
+function complianceService(exporter: ComplianceExport, attestations: AttestationService) {
+  return {
+    /** /api/compliance and get_compliance_report: one cursor page of the audit trail with its proofs. */
+    report: (filters: ComplianceFilters) => exporter.page(filters),
+    /** /api/attestation and get_mica_attestation: a signed attestation, or CANNOT_ATTEST. */
+    attestation: (serverUrl: string) => attestations.attest(serverUrl),
   };
 }
 

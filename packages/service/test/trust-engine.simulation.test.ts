@@ -130,7 +130,9 @@ describe('trust engine through simulated time', () => {
     const stillOpen = await runtime.repos.anomalies.openFor([ids['slow-later']!]);
     expect(stillOpen.some((a) => a.metric === 'latency' && a.scope === 'self')).toBe(false);
     const history = await runtime.repos.anomalies.recentFor(ids['slow-later']!);
-    expect(history.some((a) => a.metric === 'latency' && a.scope === 'self' && a.cleared_at !== null)).toBe(true);
+    expect(history.some((a) => a.metric === 'latency' && a.scope === 'self' && a.cleared_at !== null)).toBe(
+      true,
+    );
   }, 120_000);
 
   it('says UNCERTAIN with evidence "none" when nothing was measured recently', async () => {

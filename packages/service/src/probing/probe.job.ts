@@ -2,6 +2,7 @@ import type { ProbeResultRecord } from '@observatory/db';
 import { probe } from '@observatory/probe';
 import type { JobHandler } from '@observatory/queue';
 import { BatchWriter } from '../batch-writer.ts';
+import { recordProbe } from '../metrics/process-metrics.ts';
 import type { Runtime } from '../runtime.ts';
 import { HostLimiter } from './host-limiter.ts';
 
@@ -44,6 +45,7 @@ export function createProbeJobHandler(
           allowPrivateNetworks: config.PROBE_ALLOW_PRIVATE_NETWORKS,
         }),
       );
+      recordProbe(result.outcome, result.timings.total_ms);
       // A simulated clock (tests driving time) restamps when the probe happened.
       if (options.clock) result.started_at = options.clock();
       await writer.write({

@@ -1,0 +1,2 @@
+export * from './process-metrics.ts';
+export * from './scrape-registry.ts';

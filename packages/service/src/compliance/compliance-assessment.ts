@@ -25,7 +25,7 @@ export async function assessServerCompliance(
     extraMonitoringDays?: number;
   },
 ): Promise<ComplianceAssessment & { continuity: MonitoringContinuity; records: number }> {
-  const from = input.createdAt > input.from ? input.createdAt : input.from;
+  const from = new Date(Math.max(input.createdAt.getTime(), input.from.getTime()));
   const hours = await sql<{ hour: Date; probes: number; reports: number }[]>`
     SELECT hour, probes + inconclusive AS probes, reports FROM rollups_hourly
     WHERE server_id = ${input.serverId} AND hour >= ${new Date(Math.floor(from.getTime() / 3_600_000) * 3_600_000)}

@@ -6,6 +6,7 @@ import { startScheduler } from '@observatory/scheduler-app';
 import { createServices } from '@observatory/service';
 import { startWorker } from '@observatory/worker-app';
 import { Command } from 'commander';
+import { registerReceiptCommands } from './commands/receipts.ts';
 import { describeStorage, requireDistributed, runService } from './lifecycle.ts';
 
 const program = new Command();
@@ -88,5 +89,7 @@ program
       await db.close();
     }
   });
+
+registerReceiptCommands(program);
 
 await program.parseAsync(process.argv);

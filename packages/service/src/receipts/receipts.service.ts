@@ -44,6 +44,7 @@ export interface ReceiptVerification {
   valid: boolean;
   reason?: string;
   detail?: string;
+  jws?: string;
   receipt: Record<string, unknown> | null;
   signature: { alg: string | null; kid: string | null; valid: boolean };
   log: {
@@ -207,6 +208,8 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
         valid: included && event.payload.jws === jws,
         ...(included ? {} : { reason: 'log_mismatch' }),
         receipt: claims,
+        // the receipt itself, so a caller who only had the id can verify it offline too
+        jws,
         signature,
         log: {
           index: event.idx,

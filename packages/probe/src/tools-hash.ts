@@ -1,19 +1,7 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '@observatory/core';
 
-/** JSON with object keys sorted at every depth, so equal values always serialize alike. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== 'object') return value;
-  const sorted: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
-  }
-  return sorted;
-}
+export { canonicalJson };
 
 function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');

@@ -6,6 +6,8 @@ import { startScheduler } from '@observatory/scheduler-app';
 import { createServices } from '@observatory/service';
 import { startWorker } from '@observatory/worker-app';
 import { Command } from 'commander';
+import { registerDemoCommand } from './commands/demo.ts';
+import { registerImportCommand } from './commands/import.ts';
 import { registerReceiptCommands } from './commands/receipts.ts';
 import { describeStorage, requireDistributed, runService } from './lifecycle.ts';
 
@@ -91,5 +93,8 @@ program
   });
 
 registerReceiptCommands(program);
+
+registerImportCommand(program);
+registerDemoCommand(program);
 
 await program.parseAsync(process.argv);

@@ -39,6 +39,11 @@ export const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9:_-]{1,64}$/, { error: 'must be 1-64 of A-Z a-z 0-9 : _ -' })
     .default('observatory'),
+  /**
+   * How long a worker holds a job before another may take it over (BullMQ lockDuration; the
+   * stalled check runs at half of it). A worker killed mid-job has its jobs run again after this.
+   */
+  JOB_LOCK_MS: int(1_000, 600_000).default(30_000),
   DATA_DIR: z.string().min(1).default('./.observatory'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PROBE_INTERVAL_S: int(5, 86_400).default(300),

@@ -9,6 +9,8 @@ export interface BullmqQueueOptions {
   /** Namespace of every key; tests use a unique one each. */
   prefix: string;
   logger?: Logger;
+  /** BullMQ lockDuration: a dead worker's jobs run again after this (default 30 s). */
+  lockMs?: number;
 }
 
 /**
@@ -82,8 +84,10 @@ export class BullmqQueue implements JobQueue {
           connection,
           prefix: this.options.prefix,
           concurrency: Math.max(1, concurrency[name] ?? 1),
-          // A worker that dies mid-job is noticed after this and its jobs run again.
-          stalledInterval: 15_000,
+          // A worker that dies mid-job stops renewing its locks; once a lock expires the
+          // stalled check (every half lock) moves the job back to wait and it runs again.
+          lockDuration: this.options.lockMs ?? 30_000,
+          stalledInterval: Math.max(500, Math.floor((this.options.lockMs ?? 30_000) / 2)),
           maxStalledCount: 2,
         },
       );

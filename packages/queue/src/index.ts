@@ -14,12 +14,14 @@ export function createJobQueue(opts: {
   redisUrl?: string | undefined;
   prefix: string;
   logger?: Logger;
+  lockMs?: number;
 }): JobQueue {
   return opts.redisUrl
     ? new BullmqQueue({
         redisUrl: opts.redisUrl,
         prefix: opts.prefix,
         ...(opts.logger ? { logger: opts.logger } : {}),
+        ...(opts.lockMs ? { lockMs: opts.lockMs } : {}),
       })
     : new InProcessQueue(opts.logger);
 }

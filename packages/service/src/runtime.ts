@@ -48,7 +48,12 @@ export async function openRuntimeOn(db: Database, config: Config, logger: AppLog
   try {
     const report = await migrate(db.sql);
     if (report.applied.length > 0) logger.info({ applied: report.applied }, 'database migrated');
-    const queue = createJobQueue({ redisUrl: config.REDIS_URL, prefix: config.QUEUE_PREFIX, logger });
+    const queue = createJobQueue({
+      redisUrl: config.REDIS_URL,
+      prefix: config.QUEUE_PREFIX,
+      logger,
+      lockMs: config.JOB_LOCK_MS,
+    });
     const redis = config.REDIS_URL
       ? new Redis(config.REDIS_URL, {
           // fail fast: a rate-limit lookup must never hang a request while Redis is away

@@ -5,7 +5,9 @@ import { createLogger, createServices, keyStoreFor, openRuntime, verifyAuditLog 
 import type { Command } from 'commander';
 
 async function loadJwks(source: string): Promise<Jwks> {
-  const text = /^https?:\/\//.test(source) ? await (await fetch(source)).text() : await readFile(source, 'utf8');
+  const text = /^https?:\/\//.test(source)
+    ? await (await fetch(source)).text()
+    : await readFile(source, 'utf8');
   return JSON.parse(text) as Jwks;
 }
 
@@ -15,18 +17,24 @@ export function registerReceiptCommands(program: Command) {
     .command('keys')
     .description('Manage receipt signing keys')
     .command('rotate')
-    .description('Make a new signing key active; retired keys stay in /.well-known/jwks.json so old receipts still verify')
+    .description(
+      'Make a new signing key active; retired keys stay in /.well-known/jwks.json so old receipts still verify',
+    )
     .action(async () => {
       const config = loadConfigOrExit();
       const runtime = await openRuntime(config, createLogger('warn'));
       try {
         if (config.RECEIPT_SIGNING_JWK) {
-          process.stderr.write('RECEIPT_SIGNING_JWK pins the signing key: rotate by changing that variable.\n');
+          process.stderr.write(
+            'RECEIPT_SIGNING_JWK pins the signing key: rotate by changing that variable.\n',
+          );
           process.exitCode = 1;
           return;
         }
         const key = await rotateKey(keyStoreFor(runtime));
-        process.stdout.write(`new signing key ${key.kid} is active; API processes pick it up within a minute\n`);
+        process.stdout.write(
+          `new signing key ${key.kid} is active; API processes pick it up within a minute\n`,
+        );
       } finally {
         await runtime.close();
       }
@@ -36,13 +44,18 @@ export function registerReceiptCommands(program: Command) {
     .command('verify-receipt')
     .description('Verify a receipt offline against a JWKS (file or URL); exit code 0 when valid')
     .argument('<receipt>', 'the compact JWS, or a receipt id (rcpt_…) with --server to fetch it')
-    .requiredOption('--jwks <url|file>', 'the JWKS to trust, e.g. https://observatory.example/.well-known/jwks.json')
+    .requiredOption(
+      '--jwks <url|file>',
+      'the JWKS to trust, e.g. https://observatory.example/.well-known/jwks.json',
+    )
     .option('--server <base url>', 'where to fetch the JWS of a receipt id')
     .action(async (receipt: string, opts: { jwks: string; server?: string }) => {
       let jws = receipt;
       if (/^rcpt_/.test(receipt)) {
         if (!opts.server) throw new Error('a receipt id needs --server to fetch its JWS');
-        const answer = (await (await fetch(`${opts.server.replace(/\/$/, '')}/v1/verify-receipt?id=${encodeURIComponent(receipt)}`)).json()) as { jws?: string };
+        const answer = (await (
+          await fetch(`${opts.server.replace(/\/$/, '')}/v1/verify-receipt?id=${encodeURIComponent(receipt)}`)
+        ).json()) as { jws?: string };
         if (!answer.jws) throw new Error(`the server does not know receipt ${receipt}`);
         jws = answer.jws;
       }

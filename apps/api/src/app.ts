@@ -2,6 +2,10 @@ import { createServices, type Runtime, type Services } from '@observatory/servic
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { mcpRoutes } from './mcp/mcp.routes.ts';
+import { badgeRoutes } from './pages/badge.routes.ts';
+import { pagesRoutes } from './pages/pages.routes.ts';
+import { registerInputGuard } from './plugins/input-guard.ts';
+import { registerMetrics } from './plugins/metrics.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
 import { registerProblemDetails } from './plugins/problem-details.ts';
 import { registerRateLimits } from './plugins/rate-limits.ts';
@@ -43,9 +47,11 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerProblemDetails(app);
+  registerInputGuard(app);
   await registerRateLimits(app, runtime);
   await registerOpenApi(app, runtime);
   const services = options.services ?? (await createServices(runtime));
+  registerMetrics(app, services);
 
   healthRoutes(app, runtime);
   infoRoutes(app, runtime);
@@ -59,6 +65,8 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   atlasRoutes(app, services);
   complianceRoutes(app, services);
   mcpRoutes(app, services);
+  pagesRoutes(app, services);
+  badgeRoutes(app, services);
 
   await app.ready();
   return app;

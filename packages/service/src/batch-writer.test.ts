@@ -30,6 +30,30 @@ describe('BatchWriter', () => {
     await expect(writer.write(3)).resolves.toBeUndefined();
   });
 
+  it('isolates a bad item when the error is about data, so the rest of its batch is stored', async () => {
+    const stored: number[] = [];
+    const writer = new BatchWriter<number>(
+      async (items) => {
+        if (items.includes(13)) throw Object.assign(new Error('invalid input'), { code: '22P02' });
+        stored.push(...items);
+      },
+      {
+        maxBatch: 5,
+        maxDelayMs: 5,
+        isolateOnError: (err) => (err as { code?: string }).code?.startsWith('22') ?? false,
+      },
+    );
+    const results = await Promise.allSettled([11, 12, 13, 14, 15].map((n) => writer.write(n)));
+    expect(results.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect(stored.sort()).toEqual([11, 12, 14, 15]);
+  });
+
   it('drain() writes what is pending without waiting for the timer', async () => {
     const written: number[] = [];
     const writer = new BatchWriter<number>(

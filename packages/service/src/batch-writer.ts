@@ -13,7 +13,15 @@ export class BatchWriter<T, R = void> {
   constructor(
     // may resolve to one result per item, or to nothing when callers need no result
     private readonly writeBatch: (items: T[]) => Promise<R[] | undefined | null | unknown>,
-    private readonly options: { maxBatch: number; maxDelayMs: number },
+    private readonly options: {
+      maxBatch: number;
+      maxDelayMs: number;
+      /**
+       * When a batch fails with an error this says is about one item's data (not the
+       * database being away), write the items one by one, so one bad item fails alone.
+       */
+      isolateOnError?: (err: unknown) => boolean;
+    },
   ) {}
 
   /** Items waiting for their batch (for metrics). */
@@ -43,12 +51,22 @@ export class BatchWriter<T, R = void> {
     if (this.pending.length === 0) return;
     const batch = this.pending;
     this.pending = [];
+    const settle = (entries: typeof batch, results: unknown) => {
+      const list = Array.isArray(results) ? (results as R[]) : null;
+      for (const [i, p] of entries.entries()) p.resolve(list ? (list[i] as R) : (undefined as R));
+    };
     const write = this.writeBatch(batch.map((p) => p.item)).then(
-      (results) => {
-        const list = Array.isArray(results) ? (results as R[]) : null;
-        for (const [i, p] of batch.entries()) p.resolve(list ? (list[i] as R) : (undefined as R));
-      },
-      (err) => {
+      (results) => settle(batch, results),
+      async (err) => {
+        if (batch.length > 1 && this.options.isolateOnError?.(err)) {
+          for (const p of batch) {
+            await this.writeBatch([p.item]).then(
+              (results) => settle([p], results),
+              (itemErr) => p.reject(itemErr),
+            );
+          }
+          return;
+        }
         for (const p of batch) p.reject(err);
       },
     );

@@ -5,6 +5,11 @@ import type { Runtime } from '../runtime.ts';
 import type { ReportInput } from '../schemas.ts';
 import type { ServerResolver } from '../servers/server-resolver.ts';
 
+export function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}
+
 export interface ReportReceipt {
   recorded: true;
   report_id: string;
@@ -52,7 +57,8 @@ export function reportIngestService(runtime: Runtime, servers: ServerResolver) {
           result: null,
         }));
       }),
-    { maxBatch: 500, maxDelayMs: 20 },
+    // Postgres classes 22 (data exception) and 23 (integrity): one report's content, not an outage
+    { maxBatch: 500, maxDelayMs: 20, isolateOnError: isDataError },
   );
   runtime.beforeDatabaseClose(() => writer.drain());
 

@@ -53,6 +53,7 @@ export interface ReceiptVerification {
     checkpoint: { tree_size: number; root_hash: string; issued_at: string; jws: string } | null;
     inclusion_proof: string[];
     leaf_hash: string | null;
+    event?: Record<string, unknown>;
   };
 }
 

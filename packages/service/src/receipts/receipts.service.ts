@@ -218,6 +218,8 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
           checkpoint: checkpointView(checkpoint),
           inclusion_proof: proof,
           leaf_hash: event.leaf_hash,
+          // the fields the leaf hash is computed from: SHA-256(0x00 || canonical JSON of event)
+          event: JSON.parse(auditLeafData(event)) as Record<string, unknown>,
         },
       };
     },

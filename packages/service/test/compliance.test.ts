@@ -171,3 +171,56 @@ describe('compliance snapshots and attestations', () => {
     });
   });
 });
+
+describe('retention', () => {
+  it('prunes audit rows past AUDIT_RETENTION_DAYS and the log still verifies; raw probe partitions go, rollups stay', async () => {
+    const runtime = await createTestRuntime({ env: { AUDIT_RETENTION_DAYS: '200', RETENTION_DAYS: '30' } });
+    try {
+      const services = await createServices(runtime);
+      const { runMaintenance } = await import('../src/analysis/maintenance.ts');
+      const old = new Date(Date.now() - 300 * 86_400_000);
+      await runtime.repos.audit.append(
+        Array.from({ length: 12 }, (_, i) => ({
+          event_id: `evt_old_${i}`,
+          event_type: 'report' as const,
+          occurred_at: old,
+          server_id: null,
+          agent_id: 'old-agent',
+          key_id: null,
+          receipt_id: null,
+          payload: { success: true, i },
+        })),
+      );
+      await services.reports.ingest({ server_url: 'http://127.0.0.1:9/new', success: true }, {});
+      await services.receipts.checkpointNow();
+
+      // a raw probe partition from 60 days ago, with its rollup
+      const day = new Date(Date.now() - 60 * 86_400_000);
+      await runtime.repos.probeResults.ensurePartitions(day, day);
+      const server = (await runtime.repos.servers.findByUrl('http://127.0.0.1:9/new'))!;
+      await runtime.db.sql`
+        INSERT INTO probe_results (probe_id, scheduled_at, server_id, started_at, outcome, total_ms)
+        VALUES ('old-probe', ${day}, ${server.id}, ${day}, 'up', 12)`;
+      await runtime.repos.rollups.recomputeRange(
+        new Date(day.getTime() - 3_600_000),
+        new Date(day.getTime() + 3_600_000),
+      );
+
+      const result = await runMaintenance(runtime);
+      expect(result.auditRowsPruned).toBe(12);
+      expect(result.partitionsDropped).toBeGreaterThanOrEqual(1);
+      expect(await runtime.db.sql`SELECT 1 FROM probe_results WHERE probe_id = 'old-probe'`).toHaveLength(0);
+      expect(await runtime.db.sql`SELECT 1 FROM rollups_hourly WHERE server_id = ${server.id}`).toHaveLength(
+        1,
+      );
+
+      const check = await verifyAuditLog(runtime, services.receipts);
+      expect(check).toMatchObject({ valid: true, pruned_below: 12 });
+      const page = await services.compliance.report({});
+      expect(page.interactions.map((i) => i.agent_id)).not.toContain('old-agent');
+      expect(pageProvesItself(page)).toBe(true);
+    } finally {
+      await runtime.close();
+    }
+  });
+});

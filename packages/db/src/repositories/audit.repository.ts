@@ -170,13 +170,40 @@ export function auditRepository(sql: SqlOrTx) {
     },
 
     /** The stored events in index order, in batches (for recomputing the root from the rows). */
-    async *eventBatches(treeSize: number, batchSize = 5_000): AsyncGenerator<StoredAuditEvent[]> {
-      for (let from = 0; from < treeSize; from += batchSize) {
+    async *eventBatches(treeSize: number, batchSize = 5_000, start = 0): AsyncGenerator<StoredAuditEvent[]> {
+      for (let from = start; from < treeSize; from += batchSize) {
         const rows = await sql<EventRow[]>`
           SELECT * FROM audit_events WHERE idx >= ${from} AND idx < ${Math.min(treeSize, from + batchSize)}
           ORDER BY idx`;
         yield rows.map(toStored);
       }
+    },
+
+    /**
+     * Retention: deletes event rows (and receipts) older than `before`, but only below the
+     * latest checkpoint, so everything pruned is provable from its kept leaf hash. Returns the
+     * index below which rows are now gone (kept in meta as audit_pruned_below).
+     */
+    async pruneBefore(before: Date): Promise<{ deleted: number; prunedBelow: number }> {
+      const [cp] = await sql<
+        { size: number | null }[]
+      >`SELECT max(tree_size)::bigint AS size FROM audit_checkpoints`;
+      const covered = cp?.size ?? 0;
+      const [edge] = await sql<{ idx: number | null }[]>`
+        SELECT max(idx)::bigint AS idx FROM audit_events WHERE occurred_at < ${before} AND idx < ${covered}`;
+      if (edge?.idx === null || edge?.idx === undefined) {
+        const [kept] = await sql<
+          { value: string }[]
+        >`SELECT value FROM meta WHERE key = 'audit_pruned_below'`;
+        return { deleted: 0, prunedBelow: Number(kept?.value ?? 0) };
+      }
+      const prunedBelow = edge.idx + 1;
+      const deleted = await sql`DELETE FROM audit_events WHERE idx < ${prunedBelow}`;
+      await sql`DELETE FROM receipts WHERE audit_index < ${prunedBelow}`;
+      await sql`
+        INSERT INTO meta (key, value) VALUES ('audit_pruned_below', ${String(prunedBelow)})
+        ON CONFLICT (key) DO UPDATE SET value = GREATEST(meta.value::bigint, EXCLUDED.value::bigint)::text`;
+      return { deleted: deleted.count, prunedBelow };
     },
 
     async insertCheckpoint(c: Checkpoint): Promise<void> {

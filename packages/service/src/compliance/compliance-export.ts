@@ -3,6 +3,7 @@ import { HttpProblem } from '../problem.ts';
 import type { ReceiptsService } from '../receipts/receipts.service.ts';
 import type { Runtime } from '../runtime.ts';
 import type { ServerResolver } from '../servers/server-resolver.ts';
+import { auditPrunedBelow } from './audit-verification.ts';
 
 export const COMPLIANCE_FRAMEWORKS = [
   'EU AI Act Article 12 (record-keeping: automatic logging of events over the lifetime of the system)',
@@ -139,7 +140,8 @@ export function complianceExport(runtime: Runtime, receipts: ReceiptsService, se
         >`SELECT min(idx)::bigint AS idx FROM audit_events WHERE occurred_at >= ${start}`;
         from = first?.idx ?? n;
       }
-      from = Math.min(from, n);
+      // rows below the retention edge are gone (their leaf hashes remain in the tree)
+      from = Math.min(Math.max(from, await auditPrunedBelow(runtime)), n);
       const spanEnd = Math.min(n, from + MAX_PAGE_SPAN);
       const rows =
         from < spanEnd

@@ -61,13 +61,13 @@ describe('trust engine through simulated time', () => {
     fleet = await startFleet();
     flakyFleet = await startFleet({ seed: 7 });
     runtime = await createTestRuntime({
-      env: { PROBE_INTERVAL_S: String(INTERVAL_S), PROBE_TIMEOUT_MS: '2000' },
+      env: { PROBE_INTERVAL_S: String(INTERVAL_S), PROBE_TIMEOUT_MS: '6000' },
     });
     services = await createServices(runtime);
     now = new Date(Math.floor(Date.now() / 60_000) * 60_000);
-    // slow-later answers in ~20 ms normally: far above the few ms of scheduling noise a loaded
+    // slow-later answers in ~50 ms normally: far above the few ms of scheduling noise a loaded
     // test machine adds, so "ten times slower" stays ten times slower.
-    const start = { 'slow-later': { kind: 'slow', delayMs: 20 }, dies: 'healthy', tools: 'healthy' } as const;
+    const start = { 'slow-later': { kind: 'slow', delayMs: 50 }, dies: 'healthy', tools: 'healthy' } as const;
     for (const b of ['healthy', 'slow-later', 'dies', 'html', 'auth', 'tools'] as const) {
       const s = fleet.add(b in start ? start[b as keyof typeof start] : (b as 'healthy'));
       fleetIds[b] = s.id;
@@ -105,7 +105,7 @@ describe('trust engine through simulated time', () => {
     // Day two: one server dies, one slows down tenfold, one changes its tools.
     const before = verdicts.dies!.length;
     fleet.setBehaviour(fleetIds.dies!, 'dead');
-    fleet.setBehaviour(fleetIds['slow-later']!, { kind: 'slow', delayMs: 200 });
+    fleet.setBehaviour(fleetIds['slow-later']!, { kind: 'slow', delayMs: 500 });
     fleet.changeTools(fleetIds.tools!);
     await step(handlers);
     await step(handlers);
@@ -123,7 +123,7 @@ describe('trust engine through simulated time', () => {
     expect(drift!.added.length + drift!.removed.length + drift!.altered.length).toBeGreaterThan(0);
 
     // recovery clears the anomaly
-    fleet.setBehaviour(fleetIds['slow-later']!, { kind: 'slow', delayMs: 20 });
+    fleet.setBehaviour(fleetIds['slow-later']!, { kind: 'slow', delayMs: 50 });
     for (let i = 0; i < 3; i++) await step(handlers);
     if (process.env.DEBUG_SIM)
       for (const [k, v] of Object.entries(verdicts)) console.log(k, v.map((x) => x[0]).join(''));

@@ -1,4 +1,4 @@
-import type { AnomalyMetric, AnomalyScope, AnomalySeverity, OpenAnomaly } from '@observatory/core';
+import type { OpenAnomaly } from '@observatory/core';
 import type { SqlOrTx } from '../client.ts';
 
 export interface StoredAnomaly extends OpenAnomaly {
@@ -7,21 +7,8 @@ export interface StoredAnomaly extends OpenAnomaly {
   cleared_at: Date | null;
 }
 
-interface AnomalyRow {
-  id: number;
-  server_id: number;
-  metric: AnomalyMetric;
-  scope: AnomalyScope;
-  observed: number;
-  baseline_mean: number;
-  baseline_stddev: number;
-  baseline_samples: number;
-  z: number;
-  severity: AnomalySeverity;
-  detail: { text?: string };
-  detected_at: Date;
-  cleared_at: Date | null;
-}
+/** As stored: the human-readable detail lives in a JSON column. */
+type AnomalyRow = Omit<StoredAnomaly, 'detail'> & { detail: { text?: string } };
 
 const fromRow = (r: AnomalyRow): StoredAnomaly => ({ ...r, detail: r.detail?.text ?? '' });
 

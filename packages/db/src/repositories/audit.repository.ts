@@ -87,18 +87,7 @@ export function auditNodeStore(sql: SqlOrTx): NodeStore {
   };
 }
 
-interface EventRow {
-  idx: number;
-  event_id: string;
-  event_type: AuditEventType;
-  occurred_at: Date;
-  server_id: number | null;
-  agent_id: string | null;
-  key_id: number | null;
-  receipt_id: string | null;
-  payload: Record<string, unknown>;
-  leaf_hash: Buffer;
-}
+type EventRow = Omit<StoredAuditEvent, 'leaf_hash'> & { leaf_hash: Buffer };
 
 const toStored = (r: EventRow): StoredAuditEvent => ({ ...r, leaf_hash: r.leaf_hash.toString('hex') });
 

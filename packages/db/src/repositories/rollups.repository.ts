@@ -13,6 +13,24 @@ import type { SqlOrTx } from '../client.ts';
 const BUCKET = (column: string) =>
   `CASE WHEN ${column} < 1 THEN 0 ELSE LEAST(floor(ln(${column}) / ln(2.0) * 16)::int + 1, 309) END`;
 
+/** A recomputed rollup replaces every count of the stored one (hourly and daily alike). */
+const REPLACE_COUNTS = [
+  'probes',
+  'ups',
+  'degraded',
+  'inconclusive',
+  'latency_hist',
+  'latency_sum_ms',
+  'reports',
+  'report_successes',
+  'distinct_agents',
+  'report_latency_hist',
+  'report_latency_sum_ms',
+  'report_latency_count',
+]
+  .map((c) => `${c} = EXCLUDED.${c}`)
+  .join(', ');
+
 export interface DirtyMark {
   server_id: number;
   hour: Date;
@@ -100,13 +118,7 @@ export function rollupsRepository(sql: SqlOrTx) {
         LEFT JOIN ph ON ph.server_id = t.server_id AND ph.hour = t.hour
         LEFT JOIN rc ON rc.server_id = t.server_id AND rc.hour = t.hour
         LEFT JOIN rh ON rh.server_id = t.server_id AND rh.hour = t.hour
-      ON CONFLICT (server_id, hour) DO UPDATE SET
-        probes = EXCLUDED.probes, ups = EXCLUDED.ups, degraded = EXCLUDED.degraded,
-        inconclusive = EXCLUDED.inconclusive, latency_hist = EXCLUDED.latency_hist,
-        latency_sum_ms = EXCLUDED.latency_sum_ms, reports = EXCLUDED.reports,
-        report_successes = EXCLUDED.report_successes, distinct_agents = EXCLUDED.distinct_agents,
-        report_latency_hist = EXCLUDED.report_latency_hist, report_latency_sum_ms = EXCLUDED.report_latency_sum_ms,
-        report_latency_count = EXCLUDED.report_latency_count`;
+      ON CONFLICT (server_id, hour) DO UPDATE SET ${sql.unsafe(REPLACE_COUNTS)}`;
     return result.count;
   }
 
@@ -149,13 +161,7 @@ export function rollupsRepository(sql: SqlOrTx) {
       FROM c
         LEFT JOIN lh ON lh.server_id = c.server_id AND lh.day = c.day
         LEFT JOIN rh ON rh.server_id = c.server_id AND rh.day = c.day
-      ON CONFLICT (server_id, day) DO UPDATE SET
-        probes = EXCLUDED.probes, ups = EXCLUDED.ups, degraded = EXCLUDED.degraded,
-        inconclusive = EXCLUDED.inconclusive, latency_hist = EXCLUDED.latency_hist,
-        latency_sum_ms = EXCLUDED.latency_sum_ms, reports = EXCLUDED.reports,
-        report_successes = EXCLUDED.report_successes, distinct_agents = EXCLUDED.distinct_agents,
-        report_latency_hist = EXCLUDED.report_latency_hist, report_latency_sum_ms = EXCLUDED.report_latency_sum_ms,
-        report_latency_count = EXCLUDED.report_latency_count`;
+      ON CONFLICT (server_id, day) DO UPDATE SET ${sql.unsafe(REPLACE_COUNTS)}`;
     return result.count;
   }
 

@@ -71,7 +71,6 @@ CREATE TABLE probe_results (
   PRIMARY KEY (probe_id, scheduled_at)
 ) PARTITION BY RANGE (scheduled_at);
 CREATE INDEX probe_results_server_time_idx ON probe_results (server_id, scheduled_at);
-CREATE INDEX probe_results_recorded_idx ON probe_results (recorded_at);
 
 -- Creates the daily partitions covering [from_day, to_day]; safe to call repeatedly.
 CREATE FUNCTION ensure_probe_partitions(from_day date, to_day date) RETURNS integer
@@ -135,9 +134,7 @@ CREATE TABLE interaction_reports (
   recorded_at    timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX interaction_reports_server_time_idx ON interaction_reports (server_id, received_at);
-CREATE INDEX interaction_reports_agent_time_idx ON interaction_reports (agent_id, received_at);
 CREATE INDEX interaction_reports_time_idx ON interaction_reports (received_at);
-CREATE INDEX interaction_reports_recorded_idx ON interaction_reports (recorded_at);
 
 -- (server, hour) pairs with new raw rows, marked in the same transaction as the rows; the
 -- analyzer recomputes exactly these (recomputing is idempotent, so a retried pass is harmless).

@@ -53,10 +53,8 @@ describe('Article 12 audit export', () => {
         { agentId: i % 3 === 0 ? 'agent-a' : 'agent-b' },
       );
     }
-    const agent = await services.agentKeys.authenticate(
-      `Bearer ${(await services.agentKeys.issueAnonymousKey('127.0.0.1')).api_key}`,
-    );
-    await services.trust.agentQuery('alpha', agent);
+    const key = (await services.agentKeys.issueAnonymousKey('127.0.0.1')).api_key;
+    await services.trust.agentQuery('alpha', `Bearer ${key}`);
   });
   afterAll(async () => runtime?.close());
 

@@ -34,6 +34,24 @@ export function apiKeysRepository(sql: SqlOrTx) {
     },
 
     /**
+     * Finds a key by the hash of its secret and uses one check of it, in one statement (the
+     * agent-query hot path). 'unknown' when no such key, 'exhausted' when its checks are used up.
+     */
+    async consumeCheckByHash(
+      secretSha256: Buffer,
+    ): Promise<{ key: ApiKeyRow; remaining: number } | 'unknown' | 'exhausted'> {
+      const [row] = await sql<(ApiKeyRow & { remaining: number })[]>`
+        UPDATE api_keys SET used = used + 1, last_used_at = now()
+        WHERE secret_sha256 = ${secretSha256} AND used < trial_limit
+        RETURNING id, prefix, scopes, trial_limit, used, created_at, last_used_at, trial_limit - used AS remaining`;
+      if (row) {
+        const { remaining, ...key } = row;
+        return { key, remaining };
+      }
+      return (await this.findBySecretHash(secretSha256)) ? 'exhausted' : 'unknown';
+    },
+
+    /**
      * Uses one check of the key's allowance, atomically: the row lock of the UPDATE serialises
      * concurrent callers, so N concurrent calls on a key with k checks left succeed exactly k
      * times. Returns the checks remaining, or null when the allowance is used up.

@@ -42,6 +42,30 @@ export function agentKeysService(runtime: Runtime) {
       },
     );
 
+  /** The key from an Authorization header, checked for form and checksum before any lookup. */
+  const parseBearer = (authorization: string | undefined): string => {
+    if (!authorization)
+      throw unauthorized(
+        'This endpoint needs an API key: Authorization: Bearer <api_key>. Get one with POST /agent/auth.',
+        'invalid_request',
+      );
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    if (!match) throw unauthorized('The Authorization header must be "Bearer <api_key>".', 'invalid_request');
+    const key = match[1]!;
+    if (!isWellFormedApiKey(key))
+      throw unauthorized('The API key is malformed or mistyped (checksum mismatch).', 'invalid_token');
+    return key;
+  };
+
+  const allowanceUsedUp = () =>
+    new HttpProblem(
+      402,
+      'Trial Allowance Used Up',
+      `This key has used all of its ${ANONYMOUS_TRIAL_LIMIT} free trust checks. See ${runtime.config.publicBaseUrl}/get-started for higher volume.`,
+      { checks_remaining: 0, get_started: `${runtime.config.publicBaseUrl}/get-started` },
+      { link: `<${runtime.config.publicBaseUrl}/get-started>; rel="payment"` },
+    );
+
   return {
     /** POST /agent/auth: one call, no human step, a key with 50 checks. */
     async issueAnonymousKey(clientIp: string): Promise<AgentCredential> {
@@ -76,38 +100,26 @@ export function agentKeysService(runtime: Runtime) {
 
     /** Checks an `Authorization: Bearer <key>` header; throws a 401 problem otherwise. */
     async authenticate(authorization: string | undefined): Promise<AuthenticatedAgent> {
-      if (!authorization)
-        throw unauthorized(
-          'This endpoint needs an API key: Authorization: Bearer <api_key>. Get one with POST /agent/auth.',
-          'invalid_request',
-        );
-      const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-      if (!match)
-        throw unauthorized('The Authorization header must be "Bearer <api_key>".', 'invalid_request');
-      const key = match[1]!;
-      if (!isWellFormedApiKey(key))
-        throw unauthorized('The API key is malformed or mistyped (checksum mismatch).', 'invalid_token');
-      const row = await repos.apiKeys.findBySecretHash(hashApiKey(key));
+      const row = await repos.apiKeys.findBySecretHash(hashApiKey(parseBearer(authorization)));
       if (!row) throw unauthorized('The API key is not known.', 'invalid_token');
       return { keyId: row.id, keyPrefix: row.prefix, scopes: row.scopes };
     },
 
     /**
-     * Uses one trust check of the key, atomically. Throws 402 once the allowance is used up.
-     * Returns the checks remaining after this one.
+     * Authenticates the bearer key and uses one trust check of it, atomically (one statement).
+     * 401 for a missing or unknown key, 402 once the allowance is used up. Returns the agent
+     * and the checks remaining after this one.
      */
-    async consumeCheck(agent: AuthenticatedAgent): Promise<number> {
-      const used = await repos.apiKeys.consumeCheck(agent.keyId);
-      if (!used) {
-        throw new HttpProblem(
-          402,
-          'Trial Allowance Used Up',
-          `This key has used all of its ${ANONYMOUS_TRIAL_LIMIT} free trust checks. See ${runtime.config.publicBaseUrl}/get-started for higher volume.`,
-          { checks_remaining: 0, get_started: `${runtime.config.publicBaseUrl}/get-started` },
-          { link: `<${runtime.config.publicBaseUrl}/get-started>; rel="payment"` },
-        );
-      }
-      return used.remaining;
+    async authenticateAndConsume(
+      authorization: string | undefined,
+    ): Promise<{ agent: AuthenticatedAgent; remaining: number }> {
+      const outcome = await repos.apiKeys.consumeCheckByHash(hashApiKey(parseBearer(authorization)));
+      if (outcome === 'unknown') throw unauthorized('The API key is not known.', 'invalid_token');
+      if (outcome === 'exhausted') throw allowanceUsedUp();
+      return {
+        agent: { keyId: outcome.key.id, keyPrefix: outcome.key.prefix, scopes: outcome.key.scopes },
+        remaining: outcome.remaining,
+      };
     },
   };
 }

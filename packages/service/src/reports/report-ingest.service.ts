@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { auditRepository, type InteractionReportRecord, interactionReportsRepository } from '@observatory/db';
+import {
+  auditRepository,
+  type InteractionReportRecord,
+  interactionReportsRepository,
+  rollupsRepository,
+} from '@observatory/db';
 import { BatchWriter } from '../batch-writer.ts';
 import type { Runtime } from '../runtime.ts';
 import type { ReportInput } from '../schemas.ts';
@@ -35,6 +40,10 @@ export function reportIngestService(runtime: Runtime, servers: ServerResolver) {
     (batch) =>
       runtime.db.sql.begin(async (tx) => {
         await interactionReportsRepository(tx).insertBatch(batch);
+        // the analyzer folds these hours into rollups and scores within seconds
+        await rollupsRepository(tx).markDirty(
+          batch.map((r) => ({ server_id: r.server_id, hour: r.received_at })),
+        );
         await auditRepository(tx).appendInTransaction(tx, () => ({
           events: batch.map((r) => ({
             event_id: `evt_${r.report_id.slice(4)}`,

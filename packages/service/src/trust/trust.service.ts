@@ -17,6 +17,9 @@ export type AnalyzedServerRow = ServerRow & {
   analyzed_at: Date | null;
 };
 
+const FIND_CACHE_MS = 1_000;
+const FIND_CACHE_SIZE = 10_000;
+
 /** How long an agent may reuse a verdict before asking again. */
 export const VERDICT_TTL_SECONDS = 300;
 
@@ -128,8 +131,8 @@ export function trustService(deps: {
      * receipt. An unknown server gets UNCERTAIN with evidence "none" — and a receipt, so the
      * agent can prove it was told "we don't know".
      */
-    async agentQuery(identifier: string, agent: AuthenticatedAgent) {
-      const remaining = await deps.agentKeys.consumeCheck(agent);
+    async agentQuery(identifier: string, authorization: string | undefined) {
+      const { agent, remaining } = await deps.agentKeys.authenticateAndConsume(authorization);
       const now = new Date();
       const server = await find(identifier);
       const trust = server ? await assess(server, now) : null;

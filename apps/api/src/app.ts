@@ -64,7 +64,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   discoveryRoutes(app, runtime);
   atlasRoutes(app, services);
   complianceRoutes(app, services);
-  mcpRoutes(app, services);
+  await mcpRoutes(app, services);
   pagesRoutes(app, services);
   badgeRoutes(app, services);
 

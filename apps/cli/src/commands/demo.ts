@@ -115,7 +115,7 @@ export function registerDemoCommand(program: Command) {
             `  Metrics:      ${api.url}/metrics`,
             `  API:          ${api.url}/api/leaderboard   ${api.url}/docs`,
             '',
-            'Verdicts form as probes arrive: reload the dashboard over the next minute.',
+            'Verdicts form as probes arrive: FAIL within half a minute, PASS after ten probes (about 90 s).',
             'Ctrl-C stops the demo; its data is thrown away.',
             '',
           ].join('\n'),

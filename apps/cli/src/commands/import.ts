@@ -284,7 +284,12 @@ export function registerImportCommand(program: Command) {
       const bar =
         process.stdout.isTTY && !opts.json
           ? new SingleBar(
-              { format: 'importing [{bar}] {value}/{total}', hideCursor: true, clearOnComplete: true },
+              {
+                format: 'importing [{bar}] {value}/{total}',
+                hideCursor: true,
+                clearOnComplete: true,
+                stream: process.stdout,
+              },
               Presets.shades_classic,
             )
           : null;

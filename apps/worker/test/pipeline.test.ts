@@ -36,14 +36,14 @@ describe.each([
     fleet = await startFleet();
     runtime = await createTestRuntime({
       ...mode,
-      env: { PROBE_TIMEOUT_MS: '1500', PROBE_PER_HOST_CONCURRENCY: '50' },
+      env: { PROBE_TIMEOUT_MS: '4000', PROBE_PER_HOST_CONCURRENCY: '50' },
     });
     const services = await createServices(runtime);
     for (const [behaviour] of EXPECTED) {
       const url =
         behaviour === 'closed-port'
           ? await deadUrl()
-          : fleet.add(behaviour === 'slow' ? { kind: 'slow', delayMs: 200 } : behaviour).url;
+          : fleet.add(behaviour === 'slow' ? { kind: 'slow', delayMs: 100 } : behaviour).url;
       const r = await services.registration.register({ server_url: url, name: behaviour });
       ids.set(behaviour, (await runtime.repos.servers.findByUrl(r.server_url))!.id);
     }

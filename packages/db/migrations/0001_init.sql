@@ -40,7 +40,10 @@ CREATE TABLE servers (
   trust_score           double precision,
   trust_verdict         text,
   stats                 jsonb,
-  analyzed_at           timestamptz
+  analyzed_at           timestamptz,
+  -- the server's own latency/availability baseline over its hourly history, refreshed hourly
+  self_baseline         jsonb,
+  self_baseline_at      timestamptz
 );
 CREATE INDEX servers_next_probe_at_idx ON servers (next_probe_at);
 CREATE INDEX servers_category_idx ON servers (category);
@@ -163,6 +166,7 @@ CREATE TABLE rollups_hourly (
   report_latency_count integer NOT NULL DEFAULT 0,
   PRIMARY KEY (server_id, hour)
 );
+CREATE INDEX rollups_hourly_hour_idx ON rollups_hourly (hour);
 CREATE TABLE rollups_daily (
   server_id            bigint NOT NULL,
   day                  date NOT NULL,

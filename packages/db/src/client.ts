@@ -43,6 +43,9 @@ function clientOptions(max: number, onNotice?: (n: postgres.Notice) => void) {
     types: { bigint: bigintAsNumber },
     // Fail fast when the database is away instead of queueing forever; callers answer 503.
     connect_timeout: 10,
+    // The rollup statements touch many partitions, so their cost estimates pass jit_above_cost
+    // and every small pass would spend a second compiling; they are I/O and hashing, not JIT work.
+    connection: { jit: 'off', application_name: 'mcp-trust-observatory' },
     idle_timeout: 60,
     max_lifetime: 60 * 30,
   } satisfies postgres.Options<Record<string, postgres.PostgresType>>;

@@ -199,10 +199,7 @@ describe('retention', () => {
       await runtime.db.sql`
         INSERT INTO probe_results (probe_id, scheduled_at, server_id, started_at, outcome, total_ms)
         VALUES ('old-probe', ${day}, ${server.id}, ${day}, 'up', 12)`;
-      await runtime.repos.rollups.recomputeRange(
-        new Date(day.getTime() - 3_600_000),
-        new Date(day.getTime() + 3_600_000),
-      );
+      await runtime.repos.rollups.recomputeDay(day.toISOString().slice(0, 10));
 
       const result = await runMaintenance(runtime);
       expect(result.auditRowsPruned).toBe(12);

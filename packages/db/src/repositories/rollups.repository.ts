@@ -60,17 +60,13 @@ export interface DailyRollup extends Omit<HourlyRollup, 'hour'> {
 
 export function rollupsRepository(sql: SqlOrTx) {
   /**
-   * Recomputes rollups_hourly for the target (server, hour) pairs given as a SQL fragment
-   * producing columns (server_id, hour), from probe_results and interaction_reports.
+   * Recomputes rollups_hourly from probe_results and interaction_reports. `sources` is the head
+   * of the WITH list defining t (the (server_id, hour) pairs to write), p (their probes: server_id,
+   * hour, outcome, total_ms) and r (their reports: server_id, hour, success, latency_ms, agent_id).
    */
-  async function recomputeHourlyFor(targets: PendingQuery<Row[]>): Promise<number> {
+  async function recomputeHourlyFrom(sources: PendingQuery<Row[]>): Promise<number> {
     const result = await sql`
-      WITH t AS (${targets}),
-      p AS (
-        SELECT t.server_id, t.hour, r.outcome, r.total_ms
-        FROM t JOIN probe_results r
-          ON r.server_id = t.server_id AND r.scheduled_at >= t.hour AND r.scheduled_at < t.hour + interval '1 hour'
-      ),
+      WITH ${sources},
       pc AS (
         SELECT server_id, hour,
           count(*) FILTER (WHERE outcome <> 'auth_required')::int AS probes,
@@ -87,11 +83,6 @@ export function rollupsRepository(sql: SqlOrTx) {
       ph AS (
         SELECT server_id, hour, array_agg(kv.v ORDER BY bucket, kv.k) AS hist
         FROM pb, LATERAL (VALUES (0, bucket), (1, c)) AS kv(k, v) GROUP BY server_id, hour
-      ),
-      r AS (
-        SELECT t.server_id, t.hour, ir.success, ir.latency_ms, ir.agent_id
-        FROM t JOIN interaction_reports ir
-          ON ir.server_id = t.server_id AND ir.received_at >= t.hour AND ir.received_at < t.hour + interval '1 hour'
       ),
       rc AS (
         SELECT server_id, hour, count(*)::int AS reports, count(*) FILTER (WHERE success)::int AS report_successes,
@@ -122,15 +113,13 @@ export function rollupsRepository(sql: SqlOrTx) {
     return result.count;
   }
 
-  /** Recomputes rollups_daily for (server, day) pairs from rollups_hourly, merging histograms. */
-  async function recomputeDailyFor(targets: PendingQuery<Row[]>): Promise<number> {
+  /**
+   * Recomputes rollups_daily from rollups_hourly, merging histograms. `hours` selects the hourly
+   * rows to fold (all columns plus `day`), whole days of them.
+   */
+  async function recomputeDailyFrom(hours: PendingQuery<Row[]>): Promise<number> {
     const result = await sql`
-      WITH t AS (${targets}),
-      h AS (
-        SELECT h.* , t.day FROM t JOIN rollups_hourly h
-          ON h.server_id = t.server_id AND h.hour >= t.day::timestamp AT TIME ZONE 'UTC'
-          AND h.hour < (t.day + 1)::timestamp AT TIME ZONE 'UTC'
-      ),
+      WITH h AS (${hours}),
       c AS (
         SELECT server_id, day, sum(probes)::int AS probes, sum(ups)::int AS ups, sum(degraded)::int AS degraded,
           sum(inconclusive)::int AS inconclusive, sum(latency_sum_ms) AS latency_sum_ms, sum(reports)::int AS reports,
@@ -197,25 +186,50 @@ export function rollupsRepository(sql: SqlOrTx) {
       if (marks.length === 0) return;
       const ids = marks.map((m) => m.server_id);
       const hours = marks.map((m) => m.hour.toISOString());
-      await recomputeHourlyFor(sql`
-        SELECT DISTINCT server_id, date_trunc('hour', hour) AS hour
-        FROM unnest(${ids}::bigint[], ${hours}::timestamptz[]) AS x(server_id, hour)`);
-      await recomputeDailyFor(sql`
-        SELECT DISTINCT server_id, (hour AT TIME ZONE 'UTC')::date AS day
-        FROM unnest(${ids}::bigint[], ${hours}::timestamptz[]) AS x(server_id, hour)`);
+      await recomputeHourlyFrom(sql`
+        t AS (
+          SELECT DISTINCT server_id, date_trunc('hour', hour) AS hour
+          FROM unnest(${ids}::bigint[], ${hours}::timestamptz[]) AS x(server_id, hour)
+        ),
+        p AS (
+          SELECT t.server_id, t.hour, r.outcome, r.total_ms
+          FROM t JOIN probe_results r
+            ON r.server_id = t.server_id AND r.scheduled_at >= t.hour AND r.scheduled_at < t.hour + interval '1 hour'
+        ),
+        r AS (
+          SELECT t.server_id, t.hour, ir.success, ir.latency_ms, ir.agent_id
+          FROM t JOIN interaction_reports ir
+            ON ir.server_id = t.server_id AND ir.received_at >= t.hour AND ir.received_at < t.hour + interval '1 hour'
+        )`);
+      await recomputeDailyFrom(sql`
+        WITH d AS (
+          SELECT DISTINCT server_id, (hour AT TIME ZONE 'UTC')::date AS day
+          FROM unnest(${ids}::bigint[], ${hours}::timestamptz[]) AS x(server_id, hour)
+        )
+        SELECT h.*, d.day FROM d JOIN rollups_hourly h
+          ON h.server_id = d.server_id AND h.hour >= d.day::timestamp AT TIME ZONE 'UTC'
+          AND h.hour < (d.day + 1)::timestamp AT TIME ZONE 'UTC'`);
     },
 
-    /** Full pass: recomputes every server's rollups for [from, to) (hours, UTC). */
-    async recomputeRange(from: Date, to: Date): Promise<{ hours: number; days: number }> {
-      const hours = await recomputeHourlyFor(sql`
-        SELECT DISTINCT server_id, date_trunc('hour', scheduled_at) AS hour FROM probe_results
-        WHERE scheduled_at >= ${from} AND scheduled_at < ${to}
-        UNION
-        SELECT DISTINCT server_id, date_trunc('hour', received_at) FROM interaction_reports
-        WHERE received_at >= ${from} AND received_at < ${to}`);
-      const days = await recomputeDailyFor(sql`
-        SELECT DISTINCT server_id, (hour AT TIME ZONE 'UTC')::date AS day FROM rollups_hourly
-        WHERE hour >= ${from} AND hour < ${to}`);
+    /**
+     * Recomputes every server's rollups for one UTC day, by scanning that day's raw rows (one
+     * probe partition) rather than looking hours up one by one. The full pass runs this per day.
+     */
+    async recomputeDay(day: string): Promise<{ hours: number; days: number }> {
+      const from = new Date(`${day}T00:00:00.000Z`);
+      const to = new Date(from.getTime() + 86_400_000);
+      const hours = await recomputeHourlyFrom(sql`
+        p AS (
+          SELECT server_id, date_trunc('hour', scheduled_at) AS hour, outcome, total_ms FROM probe_results
+          WHERE scheduled_at >= ${from} AND scheduled_at < ${to}
+        ),
+        r AS (
+          SELECT server_id, date_trunc('hour', received_at) AS hour, success, latency_ms, agent_id
+          FROM interaction_reports WHERE received_at >= ${from} AND received_at < ${to}
+        ),
+        t AS (SELECT DISTINCT server_id, hour FROM p UNION SELECT DISTINCT server_id, hour FROM r)`);
+      const days = await recomputeDailyFrom(sql`
+        SELECT h.*, ${day}::date AS day FROM rollups_hourly h WHERE h.hour >= ${from} AND h.hour < ${to}`);
       return { hours, days };
     },
 

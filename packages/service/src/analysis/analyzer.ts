@@ -156,9 +156,26 @@ export async function recomputeBaselines(sql: SqlOrTx, now: Date = new Date()) {
  * `days`, the category baselines, then every server's analysis.
  */
 export async function analyzeEverything(sql: Sql, now: Date = new Date(), days = 30, chunk = 1_000) {
-  const from = new Date(Math.floor((now.getTime() - days * DAY_MS) / 3_600_000) * 3_600_000);
-  const rollups = await rollupsRepository(sql).recomputeRange(from, new Date(now.getTime() + 3_600_000));
-  await sql`DELETE FROM rollup_dirty WHERE hour >= ${from}`;
+  const firstDay = Math.floor(now.getTime() / DAY_MS) * DAY_MS - days * DAY_MS;
+  const dayList = Array.from({ length: days + 1 }, (_, i) =>
+    new Date(firstDay + i * DAY_MS).toISOString().slice(0, 10),
+  );
+  const rollups = { hours: 0, days: 0 };
+  // Days are independent: two at a time (one per core), each in a transaction with room to sort.
+  const next = [...dayList];
+  await Promise.all(
+    [0, 1].map(async () => {
+      for (let day = next.shift(); day; day = next.shift()) {
+        const done = await sql.begin(async (tx) => {
+          await tx`SET LOCAL work_mem = '64MB'`;
+          return rollupsRepository(tx).recomputeDay(day);
+        });
+        rollups.hours += done.hours;
+        rollups.days += done.days;
+      }
+    }),
+  );
+  await sql`DELETE FROM rollup_dirty WHERE hour >= ${new Date(firstDay)}`;
   await recomputeBaselines(sql, now);
   const baselines = await loadCategoryBaselines(sql);
   let servers = 0;

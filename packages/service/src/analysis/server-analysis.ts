@@ -1,5 +1,4 @@
 import {
-  aggregateWindow,
   type Baseline,
   type Category,
   computeBaseline,
@@ -10,13 +9,18 @@ import {
   type LatencyHistogram,
   mergeHistograms,
   normalizeCategory,
-  type RollupCounts,
   TRUST_RULES,
   type UptimeWindows,
-  uptimeWindows,
+  uptimeBetween,
   type WindowAggregate,
 } from '@observatory/core';
-import { anomaliesRepository, type HourlyRollup, rollupsRepository, type SqlOrTx } from '@observatory/db';
+import {
+  anomaliesRepository,
+  type DailyRollup,
+  type HourlyRollup,
+  rollupsRepository,
+  type SqlOrTx,
+} from '@observatory/db';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -68,14 +72,6 @@ function latencySummary(hist: LatencyHistogram): LatencySummary {
   };
 }
 
-const counts = (h: HourlyRollup): RollupCounts => ({
-  probes: h.probes,
-  probesUp: h.ups,
-  reports: h.reports,
-  reportSuccesses: h.report_successes,
-  latencyHist: h.latency_hist,
-});
-
 interface RecentProbe {
   server_id: number;
   outcome: string;
@@ -104,24 +100,28 @@ export async function analyzeServers(
   const ids = servers.map((s) => s.id);
   const rollups = rollupsRepository(tx);
   const nextHour = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS + HOUR_MS;
-  const selfDays = TRUST_RULES.baseline.selfWindowDays;
-  const hourlyFrom = new Date(nextHour - Math.max(selfDays, TRUST_RULES.windows.reportDays) * DAY_MS);
   const today = now.toISOString().slice(0, 10);
   const monthAgo = new Date(now.getTime() - 29 * DAY_MS).toISOString().slice(0, 10);
 
-  const [hourly, daily, recent, open] = await Promise.all([
-    rollups.hourly(ids, hourlyFrom, new Date(nextHour)),
+  // Hourly rows only for the probe window; longer windows come from the daily rollups, and the
+  // server's own baseline (7 days of hourly windows) is cached and refreshed hourly.
+  const [hourly, daily, recent, open, cached] = await Promise.all([
+    rollups.hourly(ids, new Date(nextHour - TRUST_RULES.windows.probeHours * HOUR_MS), new Date(nextHour)),
     rollups.daily(ids, monthAgo, today),
+    // the last few probes of each server, newest first: one index range scan per server
     tx<RecentProbe[]>`
-      SELECT server_id, outcome, total_ms FROM (
-        SELECT server_id, outcome, total_ms,
-          row_number() OVER (PARTITION BY server_id ORDER BY scheduled_at DESC) AS rn
-        FROM probe_results
-        WHERE server_id = ANY(${ids}::bigint[]) AND scheduled_at > ${new Date(now.getTime() - 2 * DAY_MS)}
-          AND scheduled_at <= ${now}
-      ) r WHERE rn <= ${RECENT_PROBES} ORDER BY server_id, rn`,
+      SELECT s.id AS server_id, p.outcome, p.total_ms
+      FROM unnest(${ids}::bigint[]) AS s(id),
+      LATERAL (
+        SELECT outcome, total_ms FROM probe_results
+        WHERE server_id = s.id AND scheduled_at > ${new Date(now.getTime() - 2 * DAY_MS)} AND scheduled_at <= ${now}
+        ORDER BY scheduled_at DESC LIMIT ${RECENT_PROBES}
+      ) p`,
     anomaliesRepository(tx).openFor(ids),
+    tx<{ id: number; self_baseline: Baseline | null; self_baseline_at: Date | null }[]>`
+      SELECT id, self_baseline, self_baseline_at FROM servers WHERE id = ANY(${ids}::bigint[])`,
   ]);
+  const selfBaselines = await refreshSelfBaselines(tx, cached, now);
 
   const group = <T extends { server_id: number }>(rows: T[]) => {
     const m = new Map<number, T[]>();
@@ -137,23 +137,25 @@ export async function analyzeServers(
   const recentBy = group(recent);
   const openBy = group(open);
 
-  const probeFrom = nextHour - TRUST_RULES.windows.probeHours * HOUR_MS;
-  const reportFrom = nextHour - TRUST_RULES.windows.reportDays * DAY_MS;
+  const nextDay = Math.floor(now.getTime() / DAY_MS) * DAY_MS + DAY_MS;
+  const reportFrom = nextDay - TRUST_RULES.windows.reportDays * DAY_MS;
   const results: AnalyzedServer[] = [];
   const anomalies = anomaliesRepository(tx);
 
   for (const server of servers) {
-    const hours = hourlyBy.get(server.id) ?? [];
+    const probeHours = hourlyBy.get(server.id) ?? [];
     const days = dailyBy.get(server.id) ?? [];
-    const probeHours = hours.filter((h) => h.hour.getTime() >= probeFrom);
-    const reportHours = hours.filter((h) => h.hour.getTime() >= reportFrom);
+    const dayStart = (d: { day: string }) => Date.parse(`${d.day}T00:00:00Z`);
+    // reports: the last reportDays UTC days, today included
+    const reportDays = days.filter((d) => dayStart(d) >= reportFrom);
+    const weekDays = days.filter((d) => dayStart(d) >= nextDay - 7 * DAY_MS);
     const latency24 = mergeHistograms(probeHours.map((h) => h.latency_hist));
-    const latency7d = mergeHistograms(hours.map((h) => h.latency_hist));
+    const latency7d = mergeHistograms(weekDays.map((d) => d.latency_hist));
     const sum = <T>(rows: T[], f: (r: T) => number) => rows.reduce((s, r) => s + f(r), 0);
     const probes24 = { total: sum(probeHours, (h) => h.probes), up: sum(probeHours, (h) => h.ups) };
     const reports7 = {
-      total: sum(reportHours, (h) => h.reports),
-      successes: sum(reportHours, (h) => h.report_successes),
+      total: sum(reportDays, (d) => d.reports),
+      successes: sum(reportDays, (d) => d.report_successes),
     };
     const latencySamples = histogramCount(latency24);
 
@@ -171,15 +173,11 @@ export async function analyzeServers(
           : null,
     };
 
-    const reportLatencyCount = sum(reportHours, (h) => h.report_latency_count);
+    const reportLatencyCount = sum(reportDays, (d) => d.report_latency_count);
     const reports30 = { total: sum(days, (d) => d.reports), successes: sum(days, (d) => d.report_successes) };
     const stats: ServerStats = {
       computed_at: now.toISOString(),
-      uptime: uptimeWindows({
-        hourly: hours.map((h) => ({ start: h.hour, probes: h.probes, up: h.ups })),
-        daily: days.map((d) => ({ start: new Date(`${d.day}T00:00:00Z`), probes: d.probes, up: d.ups })),
-        now,
-      }),
+      uptime: uptimeFor(probeHours, days, nextHour, nextDay),
       latency_24h: latencySummary(latency24),
       latency_7d: latencySummary(latency7d),
       reports_7d: {
@@ -188,7 +186,7 @@ export async function analyzeServers(
           reports7.total > 0 ? Math.round((reports7.successes / reports7.total) * 10_000) / 10_000 : null,
         avg_latency_ms:
           reportLatencyCount > 0
-            ? Math.round((sum(reportHours, (h) => h.report_latency_sum_ms) / reportLatencyCount) * 10) / 10
+            ? Math.round((sum(reportDays, (d) => d.report_latency_sum_ms) / reportLatencyCount) * 10) / 10
             : null,
       },
       reports_30d: {
@@ -205,7 +203,7 @@ export async function analyzeServers(
     const answering = lastProbes
       .filter((p) => p.outcome === 'up' || p.outcome === 'degraded')
       .slice(0, RECENT_LATENCY_PROBES);
-    const recentHour = hours.filter((h) => h.hour.getTime() >= nextHour - HOUR_MS);
+    const recentHour = probeHours.filter((h) => h.hour.getTime() >= nextHour - HOUR_MS);
     const recentWindow: WindowAggregate = {
       latencyMs: answering.length > 0 ? median(answering.map((p) => p.total_ms)) : null,
       latencySamples: answering.length,
@@ -214,11 +212,13 @@ export async function analyzeServers(
       reports: sum(recentHour, (h) => h.reports),
       reportSuccesses: sum(recentHour, (h) => h.report_successes),
     };
-    const selfBaseline = computeBaseline(hours.map((h) => aggregateWindow([counts(h)])));
     const change = evaluateAnomalies(
       openBy.get(server.id) ?? [],
       recentWindow,
-      { self: selfBaseline, category: categoryBaselines.get(normalizeCategory(server.category)) ?? null },
+      {
+        self: selfBaselines.get(server.id) ?? null,
+        category: categoryBaselines.get(normalizeCategory(server.category)) ?? null,
+      },
       now,
     );
     await anomalies.apply(server.id, change);
@@ -231,6 +231,80 @@ export async function analyzeServers(
     });
   }
   return results;
+}
+
+/**
+ * Uptime over the last 24 hours (hourly rollups) and the last 7 and 30 UTC days, today
+ * included (daily rollups).
+ */
+function uptimeFor(
+  hours: HourlyRollup[],
+  days: DailyRollup[],
+  nextHour: number,
+  nextDay: number,
+): UptimeWindows {
+  const daily = days.map((d) => ({ start: new Date(`${d.day}T00:00:00Z`), probes: d.probes, up: d.ups }));
+  return {
+    uptime_24h: uptimeBetween(
+      hours.map((h) => ({ start: h.hour, probes: h.probes, up: h.ups })),
+      new Date(nextHour - 24 * HOUR_MS),
+      new Date(nextHour),
+    ),
+    uptime_7d: uptimeBetween(daily, new Date(nextDay - 7 * DAY_MS), new Date(nextDay)),
+    uptime_30d: uptimeBetween(daily, new Date(nextDay - 30 * DAY_MS), new Date(nextDay)),
+  };
+}
+
+/** One hour as a baseline window (no merging needed: it is a single histogram). */
+function hourWindow(h: HourlyRollup): WindowAggregate {
+  return {
+    latencyMs: histogramQuantile(h.latency_hist, 0.5),
+    latencySamples: histogramCount(h.latency_hist),
+    probes: h.probes,
+    probesUp: h.ups,
+    reports: h.reports,
+    reportSuccesses: h.report_successes,
+  };
+}
+
+/**
+ * The servers' own baselines (their hourly windows over selfWindowDays). Recomputing them
+ * means reading a week of hourly rows per server, so it is done at most hourly per server and
+ * kept in servers.self_baseline.
+ */
+async function refreshSelfBaselines(
+  tx: SqlOrTx,
+  cached: Array<{ id: number; self_baseline: Baseline | null; self_baseline_at: Date | null }>,
+  now: Date,
+): Promise<Map<number, Baseline>> {
+  const out = new Map<number, Baseline>();
+  const stale: number[] = [];
+  for (const c of cached) {
+    if (c.self_baseline && c.self_baseline_at && now.getTime() - c.self_baseline_at.getTime() < HOUR_MS) {
+      out.set(c.id, c.self_baseline);
+    } else {
+      stale.push(c.id);
+    }
+  }
+  if (stale.length === 0) return out;
+  const nextHour = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS + HOUR_MS;
+  const rows = await rollupsRepository(tx).hourly(
+    stale,
+    new Date(nextHour - TRUST_RULES.baseline.selfWindowDays * DAY_MS),
+    new Date(nextHour),
+  );
+  const byServer = new Map<number, HourlyRollup[]>();
+  for (const r of rows) byServer.set(r.server_id, [...(byServer.get(r.server_id) ?? []), r]);
+  const updates = stale.map((id) => {
+    const baseline = computeBaseline((byServer.get(id) ?? []).map(hourWindow));
+    out.set(id, baseline);
+    return { id, baseline };
+  });
+  await tx`
+    UPDATE servers s SET self_baseline = u.baseline, self_baseline_at = ${now}
+    FROM jsonb_to_recordset(${tx.json(updates as never)}::jsonb) AS u(id bigint, baseline jsonb)
+    WHERE s.id = u.id`;
+  return out;
 }
 
 function median(values: number[]): number {

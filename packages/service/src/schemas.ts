@@ -29,7 +29,10 @@ export const serverUrlSchema = z
   .trim()
   .min(1, { error: 'is required' })
   .max(2048, { error: 'must be at most 2048 characters' })
-  .refine((v) => URL.canParse(v), { error: 'must be an absolute URL, e.g. https://example.com/mcp' })
+  .refine((v) => URL.canParse(v), {
+    error: 'must be an absolute URL, e.g. https://example.com/mcp',
+    abort: true,
+  })
   .refine((v) => ['http:', 'https:'].includes(new URL(v).protocol), { error: 'must use http or https' })
   .describe('URL of the MCP server endpoint, e.g. https://example.com/mcp');
 

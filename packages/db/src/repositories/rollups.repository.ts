@@ -241,11 +241,25 @@ export function rollupsRepository(sql: SqlOrTx) {
         ORDER BY server_id, hour`;
     },
 
-    async daily(serverIds: number[], fromDay: string, toDay: string): Promise<DailyRollup[]> {
+    /**
+     * Daily rows. With `histogramsFrom`, histograms come back only for days from then on (empty
+     * before, and report histograms never): parsing integer arrays is most of the cost of a
+     * month of rows, and the analyzer needs latency histograms for one week only.
+     */
+    async daily(
+      serverIds: number[],
+      fromDay: string,
+      toDay: string,
+      opts: { histogramsFrom?: string } = {},
+    ): Promise<DailyRollup[]> {
       if (serverIds.length === 0) return [];
+      const trimmed = opts.histogramsFrom !== undefined;
       return sql<DailyRollup[]>`
         SELECT server_id, to_char(day, 'YYYY-MM-DD') AS day, probes, ups, degraded, inconclusive, reports,
-          report_successes, distinct_agents, latency_hist, latency_sum_ms, report_latency_hist,
+          report_successes, distinct_agents,
+          ${trimmed ? sql`CASE WHEN day >= ${opts.histogramsFrom ?? null}::date THEN latency_hist ELSE '{}' END` : sql`latency_hist`} AS latency_hist,
+          latency_sum_ms,
+          ${trimmed ? sql`'{}'::integer[]` : sql`report_latency_hist`} AS report_latency_hist,
           report_latency_sum_ms, report_latency_count, trust_score
         FROM rollups_daily
         WHERE server_id = ANY(${serverIds}::bigint[]) AND day >= ${fromDay}::date AND day <= ${toDay}::date

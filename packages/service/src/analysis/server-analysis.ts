@@ -102,12 +102,13 @@ export async function analyzeServers(
   const nextHour = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS + HOUR_MS;
   const today = now.toISOString().slice(0, 10);
   const monthAgo = new Date(now.getTime() - 29 * DAY_MS).toISOString().slice(0, 10);
+  const weekAgo = new Date(now.getTime() - 6 * DAY_MS).toISOString().slice(0, 10);
 
   // Hourly rows only for the probe window; longer windows come from the daily rollups, and the
   // server's own baseline (7 days of hourly windows) is cached and refreshed hourly.
   const [hourly, daily, recent, open, cached] = await Promise.all([
     rollups.hourly(ids, new Date(nextHour - TRUST_RULES.windows.probeHours * HOUR_MS), new Date(nextHour)),
-    rollups.daily(ids, monthAgo, today),
+    rollups.daily(ids, monthAgo, today, { histogramsFrom: weekAgo }),
     // the last few probes of each server, newest first: one index range scan per server
     tx<RecentProbe[]>`
       SELECT s.id AS server_id, p.outcome, p.total_ms

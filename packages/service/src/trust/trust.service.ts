@@ -44,15 +44,31 @@ export function trustService(deps: {
     return evaluateTrust(server, await deps.baselines.get(), now);
   }
 
+  /**
+   * Found server rows are cached for FIND_CACHE_MS: agents ask about the same popular servers
+   * over and over, and a row at most a second old still reflects every probe that finished
+   * more than a second ago (the verdict itself is recomputed from it at each ask). Misses are
+   * not cached, so a server registered a moment ago is found at once.
+   */
+  const cache = new Map<string, { at: number; row: AnalyzedServerRow }>();
+
   /** A server by URL (normalized), slug or display name; undefined when we do not track it. */
   async function find(identifier: string): Promise<AnalyzedServerRow | undefined> {
     const text = identifier.trim();
-    if (/^https?:\/\//i.test(text) && URL.canParse(text)) {
-      return (await runtime.repos.servers.findByUrl(deps.servers.normalize(text))) as
-        | AnalyzedServerRow
-        | undefined;
+    const nowMs = Date.now();
+    const hit = cache.get(text);
+    if (hit && nowMs - hit.at < FIND_CACHE_MS) return hit.row;
+    const isUrl = /^https?:\/\//i.test(text) && URL.canParse(text);
+    const row = (
+      isUrl
+        ? await runtime.repos.servers.findByUrl(deps.servers.normalize(text))
+        : await runtime.repos.servers.findByIdentifier(text)
+    ) as AnalyzedServerRow | undefined;
+    if (row) {
+      if (cache.size >= FIND_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      cache.set(text, { at: nowMs, row });
     }
-    return (await runtime.repos.servers.findByIdentifier(text)) as AnalyzedServerRow | undefined;
+    return row;
   }
 
   /** The COMPAT.md body of /api/trust and check_trust for a tracked server. */

@@ -277,7 +277,7 @@ CREATE INDEX receipts_issued_idx ON receipts (issued_at);
 -- auditor can recompute every leaf hash from an export.
 CREATE TABLE audit_events (
   idx          bigint PRIMARY KEY,
-  event_id     text NOT NULL UNIQUE,
+  event_id     text NOT NULL,
   event_type   text NOT NULL,
   occurred_at  timestamptz NOT NULL,
   server_id    bigint,
@@ -288,6 +288,7 @@ CREATE TABLE audit_events (
   leaf_hash    bytea NOT NULL
 );
 CREATE INDEX audit_events_time_idx ON audit_events (occurred_at);
+CREATE INDEX audit_events_receipt_idx ON audit_events (receipt_id) WHERE receipt_id IS NOT NULL;
 CREATE INDEX audit_events_server_idx ON audit_events (server_id, occurred_at);
 CREATE INDEX audit_events_agent_idx ON audit_events (agent_id, occurred_at);
 

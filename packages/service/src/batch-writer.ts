@@ -1,13 +1,15 @@
 /**
- * Collects items from many concurrent callers and writes them in batches: one write per
- * `maxBatch` items or per `maxDelayMs`, whichever comes first. Each caller's promise settles
- * when the batch holding its item is durable (or failed), so a job or a request is only
- * acknowledged once its data is stored. `writeBatch` may return one result per item (in
- * order), which is what that item's caller receives.
+ * Collects items from many concurrent callers and writes them in batches (group commit):
+ * when no write is under way, what has arrived is written at once (after the current tick,
+ * so simultaneous callers share it); while a write is under way, items gather and go in the
+ * next batch the moment it ends. Light load gets low latency, heavy load gets big batches.
+ * Each caller's promise settles when the batch holding its item is durable (or failed), so a
+ * job or a request is only acknowledged once its data is stored. `writeBatch` may return one
+ * result per item (in order), which is what that item's caller receives.
  */
 export class BatchWriter<T, R = void> {
   private pending: Array<{ item: T; resolve: (r: R) => void; reject: (err: unknown) => void }> = [];
-  private timer: NodeJS.Timeout | null = null;
+  private scheduled = false;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
@@ -15,7 +17,8 @@ export class BatchWriter<T, R = void> {
     private readonly writeBatch: (items: T[]) => Promise<R[] | undefined | null | unknown>,
     private readonly options: {
       maxBatch: number;
-      maxDelayMs: number;
+      /** Writes allowed at once (1 where writes serialise on a lock anyway). */
+      maxConcurrent?: number;
       /**
        * When a batch fails with an error this says is about one item's data (not the
        * database being away), write the items one by one, so one bad item fails alone.
@@ -32,45 +35,60 @@ export class BatchWriter<T, R = void> {
   write(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      if (this.pending.length >= this.options.maxBatch) this.flush();
-      else if (!this.timer) this.timer = setTimeout(() => this.flush(), this.options.maxDelayMs);
+      this.schedule();
     });
   }
 
   /** Writes what is pending now; resolves when every batch started so far has settled. */
   async drain(): Promise<void> {
-    this.flush();
-    await Promise.allSettled([...this.inFlight]);
+    while (this.pending.length > 0 || this.inFlight.size > 0) {
+      this.flush(true);
+      await Promise.allSettled([...this.inFlight]);
+    }
   }
 
-  private flush() {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = null;
+  private schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush(false);
+    });
+  }
+
+  private flush(force: boolean) {
+    const maxConcurrent = this.options.maxConcurrent ?? 1;
+    while (this.pending.length > 0 && (force || this.inFlight.size < maxConcurrent)) {
+      const batch = this.pending.splice(0, this.options.maxBatch);
+      const write = this.run(batch);
+      this.inFlight.add(write);
+      void write.finally(() => {
+        this.inFlight.delete(write);
+        // whatever gathered meanwhile goes now
+        if (this.pending.length > 0) this.schedule();
+      });
+      if (force) break;
     }
-    if (this.pending.length === 0) return;
-    const batch = this.pending;
-    this.pending = [];
+  }
+
+  private async run(batch: typeof this.pending) {
     const settle = (entries: typeof batch, results: unknown) => {
       const list = Array.isArray(results) ? (results as R[]) : null;
       for (const [i, p] of entries.entries()) p.resolve(list ? (list[i] as R) : (undefined as R));
     };
-    const write = this.writeBatch(batch.map((p) => p.item)).then(
-      (results) => settle(batch, results),
-      async (err) => {
-        if (batch.length > 1 && this.options.isolateOnError?.(err)) {
-          for (const p of batch) {
-            await this.writeBatch([p.item]).then(
-              (results) => settle([p], results),
-              (itemErr) => p.reject(itemErr),
-            );
-          }
-          return;
+    try {
+      settle(batch, await this.writeBatch(batch.map((p) => p.item)));
+    } catch (err) {
+      if (batch.length > 1 && this.options.isolateOnError?.(err)) {
+        for (const p of batch) {
+          await this.writeBatch([p.item]).then(
+            (results) => settle([p], results),
+            (itemErr) => p.reject(itemErr),
+          );
         }
-        for (const p of batch) p.reject(err);
-      },
-    );
-    this.inFlight.add(write);
-    void write.finally(() => this.inFlight.delete(write));
+        return;
+      }
+      for (const p of batch) p.reject(err);
+    }
   }
 }

@@ -28,7 +28,7 @@ export function createProbeJobHandler(
     async (records) => {
       await repos.probeResults.insertBatch(records, { intervalSeconds: config.PROBE_INTERVAL_S });
     },
-    { maxBatch: 200, maxDelayMs: 50 },
+    { maxBatch: 500, maxConcurrent: 2 },
   );
   const hosts = new HostLimiter(config.PROBE_PER_HOST_CONCURRENCY);
 

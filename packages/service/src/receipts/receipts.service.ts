@@ -133,7 +133,8 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
         await tx`INSERT INTO receipts ${tx(rows)}`;
         return result;
       }),
-    { maxBatch: 200, maxDelayMs: 5 },
+    // one at a time: appends serialise on the audit lock anyway
+    { maxBatch: 500, maxConcurrent: 1 },
   );
   runtime.beforeDatabaseClose(() => writer.drain());
 

@@ -67,7 +67,7 @@ export function reportIngestService(runtime: Runtime, servers: ServerResolver) {
         }));
       }),
     // Postgres classes 22 (data exception) and 23 (integrity): one report's content, not an outage
-    { maxBatch: 500, maxDelayMs: 20, isolateOnError: isDataError },
+    { maxBatch: 1000, maxConcurrent: 1, isolateOnError: isDataError },
   );
   runtime.beforeDatabaseClose(() => writer.drain());
 

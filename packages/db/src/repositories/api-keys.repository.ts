@@ -34,34 +34,39 @@ export function apiKeysRepository(sql: SqlOrTx) {
     },
 
     /**
-     * Finds a key by the hash of its secret and uses one check of it, in one statement (the
-     * agent-query hot path). 'unknown' when no such key, 'exhausted' when its checks are used up.
+     * Grants checks to many requests at once (group commit of the agent-query hot path): for
+     * each key hash, `wanted` checks are asked for; the statement locks each key row, grants
+     * min(wanted, remaining) and returns how many checks were left before and how many were
+     * granted. Unknown hashes are absent from the answer. Exact under any concurrency: the row
+     * lock orders the grants.
      */
-    async consumeCheckByHash(
-      secretSha256: Buffer,
-    ): Promise<{ key: ApiKeyRow; remaining: number } | 'unknown' | 'exhausted'> {
-      const [row] = await sql<(ApiKeyRow & { remaining: number })[]>`
-        UPDATE api_keys SET used = used + 1, last_used_at = now()
-        WHERE secret_sha256 = ${secretSha256} AND used < trial_limit
-        RETURNING id, prefix, scopes, trial_limit, used, created_at, last_used_at, trial_limit - used AS remaining`;
-      if (row) {
-        const { remaining, ...key } = row;
-        return { key, remaining };
-      }
-      return (await this.findBySecretHash(secretSha256)) ? 'exhausted' : 'unknown';
-    },
-
-    /**
-     * Uses one check of the key's allowance, atomically: the row lock of the UPDATE serialises
-     * concurrent callers, so N concurrent calls on a key with k checks left succeed exactly k
-     * times. Returns the checks remaining, or null when the allowance is used up.
-     */
-    async consumeCheck(keyId: number): Promise<{ remaining: number } | null> {
-      const [row] = await sql<{ remaining: number }[]>`
-        UPDATE api_keys SET used = used + 1, last_used_at = now()
-        WHERE id = ${keyId} AND used < trial_limit
-        RETURNING trial_limit - used AS remaining`;
-      return row ?? null;
+    async grantChecks(
+      requests: Array<{ secretSha256: Buffer; wanted: number }>,
+    ): Promise<Array<{ secret_hex: string; key: ApiKeyRow; remaining_before: number; granted: number }>> {
+      if (requests.length === 0) return [];
+      const rows = await sql<
+        (ApiKeyRow & { secret_hex: string; remaining_before: number; granted: number })[]
+      >`
+        WITH req AS (
+          SELECT decode(h, 'hex') AS h, k FROM unnest(${requests.map((r) => r.secretSha256.toString('hex'))}::text[],
+            ${requests.map((r) => r.wanted)}::int[]) AS x(h, k)
+        ),
+        cur AS (
+          SELECT a.id, a.used, a.trial_limit, req.k FROM api_keys a JOIN req ON a.secret_sha256 = req.h
+          ORDER BY a.id FOR UPDATE OF a
+        )
+        UPDATE api_keys a SET used = LEAST(cur.trial_limit, cur.used + cur.k),
+          last_used_at = CASE WHEN cur.used < cur.trial_limit THEN now() ELSE a.last_used_at END
+        FROM cur WHERE a.id = cur.id
+        RETURNING a.id, a.prefix, a.scopes, a.trial_limit, a.used, a.created_at, a.last_used_at,
+          encode(a.secret_sha256, 'hex') AS secret_hex, cur.trial_limit - cur.used AS remaining_before,
+          LEAST(cur.k, cur.trial_limit - cur.used) AS granted`;
+      return rows.map(({ secret_hex, remaining_before, granted, ...key }) => ({
+        secret_hex,
+        key,
+        remaining_before,
+        granted,
+      }));
     },
   };
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { BatchWriter } from '../batch-writer.ts';
 import { HttpProblem } from '../problem.ts';
 import type { Runtime } from '../runtime.ts';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-format.ts';
@@ -41,6 +42,35 @@ export function agentKeysService(runtime: Runtime) {
         'www-authenticate': `Bearer realm="mcp-trust-observatory", error="${error}", resource_metadata="${resourceMetadata}"`,
       },
     );
+
+  /**
+   * Check consumption is group-committed: concurrent queries (often on the same key) share one
+   * statement, which grants each key min(asked, remaining) under its row lock and hands the
+   * grants out in arrival order. A per-request UPDATE of one hot row would serialise every
+   * query of a key on that row's lock and a commit each.
+   */
+  type CheckOutcome = { agent: AuthenticatedAgent; remaining: number } | 'unknown' | 'exhausted';
+  const checks = new BatchWriter<Buffer, CheckOutcome>(
+    async (hashes) => {
+      const wanted = new Map<string, number>();
+      for (const h of hashes) wanted.set(h.toString('hex'), (wanted.get(h.toString('hex')) ?? 0) + 1);
+      const grants = await repos.apiKeys.grantChecks(
+        [...wanted].map(([hex, n]) => ({ secretSha256: Buffer.from(hex, 'hex'), wanted: n })),
+      );
+      const byHex = new Map(grants.map((g) => [g.secret_hex, { ...g, handed: 0 }]));
+      return hashes.map((h): CheckOutcome => {
+        const g = byHex.get(h.toString('hex'));
+        if (!g) return 'unknown';
+        if (g.handed >= g.granted) return 'exhausted';
+        g.handed += 1;
+        return {
+          agent: { keyId: g.key.id, keyPrefix: g.key.prefix, scopes: g.key.scopes },
+          remaining: g.remaining_before - g.handed,
+        };
+      });
+    },
+    { maxBatch: 1000, maxConcurrent: 2 },
+  );
 
   /** The key from an Authorization header, checked for form and checksum before any lookup. */
   const parseBearer = (authorization: string | undefined): string => {
@@ -106,20 +136,17 @@ export function agentKeysService(runtime: Runtime) {
     },
 
     /**
-     * Authenticates the bearer key and uses one trust check of it, atomically (one statement).
+     * Authenticates the bearer key and uses one trust check of it, atomically (group-committed).
      * 401 for a missing or unknown key, 402 once the allowance is used up. Returns the agent
      * and the checks remaining after this one.
      */
     async authenticateAndConsume(
       authorization: string | undefined,
     ): Promise<{ agent: AuthenticatedAgent; remaining: number }> {
-      const outcome = await repos.apiKeys.consumeCheckByHash(hashApiKey(parseBearer(authorization)));
+      const outcome = await checks.write(hashApiKey(parseBearer(authorization)));
       if (outcome === 'unknown') throw unauthorized('The API key is not known.', 'invalid_token');
       if (outcome === 'exhausted') throw allowanceUsedUp();
-      return {
-        agent: { keyId: outcome.key.id, keyPrefix: outcome.key.prefix, scopes: outcome.key.scopes },
-        remaining: outcome.remaining,
-      };
+      return outcome;
     },
   };
 }

@@ -1,0 +1,469 @@
+/**
+ * npm run bench:api
+ *
+ * The public HTTP API as users run it: `observatory api` in its own process (node --import tsx
+ * apps/cli/src/main.ts api), under autocannon (its own process too, 100 keep-alive connections),
+ * beside a bare Fastify hello-world served by a third process of the same kind and measured in
+ * the same run — so each route is reported as a ratio to what Fastify alone does on this machine.
+ *
+ * Rows, per storage mode (distributed: a fresh Postgres database + Redis; embedded: PGlite in a
+ * fresh data dir):
+ * - bare GET /hello                      the baseline of the GET rows
+ * - GET /api/trust?url=…                 a tracked server with real probe data
+ * - GET /agent-query/<url>               metered and signed: a receipt per answer (the key's
+ *                                        trial_limit is raised to 1,000,000 for the bench)
+ * - bare POST /echo                      the baseline of the POST row
+ * - POST /api/report                     a fixed number of requests (so none is cut off at the
+ *                                        end); afterwards the rows stored must equal the 2xx answers
+ * Server CPU per request is read from /proc for each process, so the ratios can be checked on
+ * a machine that is busy with other work.
+ *
+ * Targets: /api/trust ≥ 50 % of bare with p99 ≤ 25 ms; /agent-query ≥ 30 % of bare;
+ * POST /api/report ≥ 10,000/s with zero loss.
+ * Env: BENCH_SECONDS (default 10), BENCH_MODES (default "distributed,embedded"),
+ * BENCH_CPU_PROF=1 (write a V8 CPU profile of each observatory process to bench-results/profiles).
+ * Writes bench-results/api.json.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { createRepositories, type Database, migrate, openDatabase } from '@observatory/db';
+import { createTestDatabase } from '@observatory/db/testing';
+import { normalizeServerUrl, probe } from '@observatory/probe';
+import { jobIds } from '@observatory/queue';
+import { deleteQueueKeys } from '@observatory/queue/testing';
+import { analyzeDirty, generateApiKey } from '@observatory/service';
+import { startFleet } from '@observatory/testkit';
+import Fastify from 'fastify';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const MODES = (process.env.BENCH_MODES ?? 'distributed,embedded').split(',') as Array<
+  'distributed' | 'embedded'
+>;
+const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+const CONNECTIONS = 100;
+const WARM_UP_SECONDS = 2;
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const AUTOCANNON = path.resolve('node_modules/.bin/autocannon');
+const TARGETS = { trustRatio: 0.5, trustP99Ms: 25, agentQueryRatio: 0.3, reportsPerS: 10_000 };
+/** Linux reports process CPU in clock ticks of 1/100 s. */
+const CLOCK_TICKS_PER_S = 100;
+
+const run = promisify(execFile);
+
+// ---------------------------------------------------------------------------------------------
+// The baseline process: `--bare-server` turns this script into a minimal Fastify app.
+
+async function serveBare(): Promise<void> {
+  const app = Fastify({ bodyLimit: 64 * 1024 });
+  app.get('/hello', async () => ({ hello: 'world' }));
+  app.post('/echo', async (request, reply) => reply.status(202).send({ recorded: true, echo: request.body }));
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  process.stdout.write(`bare fastify listening on ${url}\n`);
+  process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Processes.
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  /** CPU seconds the process has used so far. */
+  cpuSeconds(): number;
+  stop(): Promise<void>;
+}
+
+async function startProcess(args: string[], env: NodeJS.ProcessEnv): Promise<Served> {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code} before listening`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const m = /listening on (http:\/\/\S+)/.exec(line);
+      if (m) resolve(m[1]!);
+    });
+  });
+  return {
+    child,
+    url,
+    cpuSeconds() {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`${args.at(-1)} exited (${child.exitCode ?? child.signalCode}) during the bench`);
+      }
+      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      // after the ") ": state is field 3, so utime (14) and stime (15) are at 11 and 12
+      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load.
+
+interface Row {
+  name: string;
+  requests_per_s: number;
+  latency_p50_ms: number;
+  latency_p99_ms: number;
+  requests: number;
+  responses_2xx: number;
+  non_2xx: number;
+  errors: number;
+  /** CPU of the serving process per answered request (robust to other load on the machine). */
+  server_cpu_us_per_request: number;
+  ratio_to_bare: number | null;
+  ratio_to_bare_cpu: number | null;
+}
+
+interface Request {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** A fixed number of requests instead of a duration: every one of them is answered. */
+  amount?: number;
+  /** Duration when no amount is given (default BENCH_SECONDS). */
+  seconds?: number;
+}
+
+async function load(name: string, server: Served, pathAndQuery: string, request: Request = {}): Promise<Row> {
+  const args = ['-c', String(CONNECTIONS), '--json', '-m', request.method ?? 'GET'];
+  args.push(
+    ...(request.amount ? ['-a', String(request.amount)] : ['-d', String(request.seconds ?? SECONDS)]),
+  );
+  for (const [k, v] of Object.entries(request.headers ?? {})) args.push('-H', `${k}=${v}`);
+  if (request.body) args.push('-b', request.body);
+  args.push(`${server.url}${pathAndQuery}`);
+  const cpuBefore = server.cpuSeconds();
+  const { stdout } = await run(AUTOCANNON, args, { maxBuffer: 64 * 1024 * 1024 });
+  const cpu = server.cpuSeconds() - cpuBefore;
+  const r = JSON.parse(stdout);
+  if (name !== 'warm-up') {
+    console.log(
+      `  ${name}: ${Math.round(r.requests.average)} req/s, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}`,
+    );
+  }
+  return {
+    name,
+    requests_per_s: Math.round(r.requests.average),
+    latency_p50_ms: r.latency.p50,
+    latency_p99_ms: r.latency.p99,
+    requests: r.requests.total,
+    responses_2xx: r['2xx'],
+    non_2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    server_cpu_us_per_request: Math.round((cpu * 1e6) / Math.max(1, r.requests.total)),
+    ratio_to_bare: null,
+    ratio_to_bare_cpu: null,
+  };
+}
+
+function compare(row: Row, bare: Row): Row {
+  return {
+    ...row,
+    ratio_to_bare: round(row.requests_per_s / bare.requests_per_s, 3),
+    ratio_to_bare_cpu: round(bare.server_cpu_us_per_request / Math.max(1, row.server_cpu_us_per_request), 3),
+  };
+}
+
+const round = (v: number, digits: number) => Math.round(v * 10 ** digits) / 10 ** digits;
+
+// ---------------------------------------------------------------------------------------------
+// Data: a tracked server with real probes (a testkit MCP server), and a key with room to spare.
+
+interface Seeded {
+  serverUrl: string;
+  serverId: number;
+  apiKey: string;
+}
+
+async function seed(db: Database): Promise<Seeded> {
+  const repos = createRepositories(db.sql);
+  const fleet = await startFleet();
+  try {
+    const serverUrl = normalizeServerUrl(fleet.add('healthy').url);
+    const { server } = await repos.servers.upsert({
+      url: serverUrl,
+      name: 'Bench Weather',
+      category: 'weather',
+      source: 'registered',
+    });
+    const minute = Math.floor(Date.now() / 60_000) * 60_000;
+    const records = [];
+    for (let i = 0; i < 12; i++) {
+      const slot = new Date(minute - i * 60_000);
+      const result = await probe(serverUrl, { allowPrivateNetworks: true, timeoutMs: 5_000 });
+      records.push({
+        probe_id: jobIds.probe(server.id, slot),
+        server_id: server.id,
+        scheduled_at: slot,
+        result,
+      });
+    }
+    await repos.probeResults.insertBatch(records, { intervalSeconds: 300 });
+    await analyzeDirty(db.sql);
+    const key = generateApiKey();
+    await repos.apiKeys.insert({
+      prefix: key.displayPrefix,
+      secretSha256: key.sha256,
+      scopes: ['trust:read'],
+      trialLimit: 1_000_000,
+      createdIpHash: null,
+    });
+    return { serverUrl, serverId: server.id, apiKey: key.key };
+  } finally {
+    await fleet.close();
+  }
+}
+
+async function reportRows(db: Database, serverId: number): Promise<number> {
+  const [row] = await db.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM interaction_reports WHERE server_id = ${serverId}`;
+  return row!.n;
+}
+
+/** The environment of an observatory process: nothing inherited that could change its mode. */
+function observatoryEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const { DATABASE_URL: _d, REDIS_URL: _r, ...inherited } = process.env;
+  return {
+    ...inherited,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    // the seeded server lives on 127.0.0.1; no probe runs in an api-only process
+    PROBE_ALLOW_PRIVATE_NETWORKS: 'true',
+    ...extra,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// One storage mode, start to finish.
+
+interface ModeResult {
+  mode: string;
+  rows: Row[];
+  reports: { acknowledged: number; stored: number; lost: number };
+  targets: Record<string, { value: number; target: string; met: boolean }>;
+}
+
+async function benchMode(mode: 'distributed' | 'embedded', bare: Served): Promise<ModeResult> {
+  // The database is prepared (and, for embedded mode, read back) from here; PGlite takes one
+  // session, so the embedded data dir is closed while the observatory process holds it.
+  let db: Database;
+  let env: NodeJS.ProcessEnv;
+  let cleanUp: () => Promise<void>;
+  let reopen: () => Promise<Database>;
+  if (mode === 'distributed') {
+    const testDb = await createTestDatabase();
+    const prefix = `bench-api-${randomBytes(4).toString('hex')}`;
+    db = testDb;
+    env = observatoryEnv({ DATABASE_URL: testDb.url, REDIS_URL, QUEUE_PREFIX: prefix });
+    reopen = async () => testDb;
+    cleanUp = async () => {
+      await testDb.drop();
+      await deleteQueueKeys(REDIS_URL, prefix).catch(() => 0);
+    };
+  } else {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-api-'));
+    db = await openDatabase({ dataDir });
+    await migrate(db.sql);
+    env = observatoryEnv({ DATA_DIR: dataDir });
+    reopen = () => openDatabase({ dataDir });
+    cleanUp = async () => rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  const seeded = await seed(db);
+  if (mode === 'embedded') await db.close();
+  const profileDir = path.resolve('bench-results/profiles', mode);
+  const observatory = await startProcess(
+    [
+      ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      '--import',
+      'tsx',
+      'apps/cli/src/main.ts',
+      'api',
+    ],
+    env,
+  );
+  try {
+    const trustPath = `/api/trust?url=${encodeURIComponent(seeded.serverUrl)}`;
+    const queryPath = `/agent-query/${encodeURIComponent(seeded.serverUrl)}`;
+    const auth = { authorization: `Bearer ${seeded.apiKey}` };
+    const json = { 'content-type': 'application/json' };
+    const reportBody = JSON.stringify({
+      server_url: seeded.serverUrl,
+      success: true,
+      latency_ms: 120,
+      tool_name: 'forecast',
+      agent_id: 'bench-agent',
+    });
+
+    // Every answer must be the real one before its speed means anything.
+    const check = await fetch(`${observatory.url}${queryPath}`, { headers: auth });
+    const verdict = (await check.json()) as { verdict?: string; receipt_id?: string };
+    if (check.status !== 200 || !verdict.receipt_id) throw new Error(`agent-query answered ${check.status}`);
+    const trust = (await (await fetch(`${observatory.url}${trustPath}`)).json()) as { found?: boolean };
+    if (!trust.found) throw new Error('the seeded server is not tracked');
+
+    const warm = (s: Served, p: string, r: Request = {}) =>
+      load('warm-up', s, p, { ...r, seconds: WARM_UP_SECONDS });
+
+    console.log(`\n${mode}: ${SECONDS} s per measurement, ${CONNECTIONS} connections`);
+    await warm(bare, '/hello');
+    const bareGet = await load('bare fastify GET /hello', bare, '/hello');
+    await warm(observatory, trustPath);
+    const trustRow = compare(await load('GET /api/trust', observatory, trustPath), bareGet);
+    await warm(observatory, queryPath, { headers: auth });
+    const queryRow = compare(
+      await load('GET /agent-query (signed)', observatory, queryPath, { headers: auth }),
+      bareGet,
+    );
+
+    const post = { method: 'POST', headers: json, body: reportBody };
+    await warm(bare, '/echo', post);
+    const barePost = await load('bare fastify POST /echo', bare, '/echo', post);
+    // Fixed amounts (the first one sized for about 2 s, and a warm-up), so every request sent is
+    // answered and the count of 2xx answers is exact.
+    const calibration = await load('warm-up', observatory, '/api/report', { ...post, amount: 20_000 });
+    const amount = Math.max(20_000, Math.round(calibration.requests_per_s * SECONDS));
+    const reportRow = compare(
+      await load('POST /api/report', observatory, '/api/report', { ...post, amount }),
+      barePost,
+    );
+
+    // Zero loss: every 2xx answered is a row, counted straight from the database once the
+    // observatory has stopped (a graceful stop drains nothing here: acknowledged means stored).
+    await observatory.stop();
+    const readBack = await reopen();
+    const stored = await reportRows(readBack, seeded.serverId).finally(() =>
+      readBack === db ? undefined : readBack.close(),
+    );
+    const acknowledged = calibration.responses_2xx + reportRow.responses_2xx;
+    const rows = [bareGet, trustRow, queryRow, barePost, reportRow];
+    return {
+      mode,
+      rows,
+      reports: { acknowledged, stored, lost: acknowledged - stored },
+      targets: {
+        trust_ratio: {
+          value: trustRow.ratio_to_bare!,
+          target: `≥ ${TARGETS.trustRatio}`,
+          met: trustRow.ratio_to_bare! >= TARGETS.trustRatio,
+        },
+        trust_p99_ms: {
+          value: trustRow.latency_p99_ms,
+          target: `≤ ${TARGETS.trustP99Ms}`,
+          met: trustRow.latency_p99_ms <= TARGETS.trustP99Ms,
+        },
+        agent_query_ratio: {
+          value: queryRow.ratio_to_bare!,
+          target: `≥ ${TARGETS.agentQueryRatio}`,
+          met: queryRow.ratio_to_bare! >= TARGETS.agentQueryRatio,
+        },
+        reports_per_s: {
+          value: reportRow.requests_per_s,
+          target: `≥ ${TARGETS.reportsPerS}`,
+          met: reportRow.requests_per_s >= TARGETS.reportsPerS,
+        },
+        reports_lost: {
+          value: acknowledged - stored,
+          target: '= 0 (and no non-2xx)',
+          met: acknowledged === stored && reportRow.non_2xx + calibration.non_2xx === 0,
+        },
+        answers_all_2xx: {
+          value: trustRow.non_2xx + queryRow.non_2xx + trustRow.errors + queryRow.errors,
+          target: '= 0',
+          met: trustRow.non_2xx + queryRow.non_2xx + trustRow.errors + queryRow.errors === 0,
+        },
+      },
+    };
+  } finally {
+    await observatory.stop();
+    await cleanUp();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output.
+
+function printTable(result: ModeResult) {
+  const header = ['route', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'cpu µs/req', 'cpu ratio', 'non-2xx'];
+  const lines = result.rows.map((r) => [
+    r.name,
+    String(r.requests_per_s),
+    String(r.latency_p50_ms),
+    String(r.latency_p99_ms),
+    r.ratio_to_bare === null ? '—' : `${Math.round(r.ratio_to_bare * 100)} %`,
+    String(r.server_cpu_us_per_request),
+    r.ratio_to_bare_cpu === null ? '—' : `${Math.round(r.ratio_to_bare_cpu * 100)} %`,
+    String(r.non_2xx + r.errors),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const fmt = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  console.log(`\n${result.mode}`);
+  console.log(fmt(header));
+  for (const l of lines) console.log(fmt(l));
+  console.log(
+    `reports: ${result.reports.acknowledged} acknowledged, ${result.reports.stored} stored, ${result.reports.lost} lost`,
+  );
+  for (const [name, t] of Object.entries(result.targets)) {
+    console.log(`  ${t.met ? 'met   ' : 'MISSED'} ${name} = ${t.value} (target ${t.target})`);
+  }
+}
+
+async function main() {
+  const bare = await startProcess(
+    ['--import', 'tsx', path.resolve('scripts/bench-api.ts'), '--bare-server'],
+    process.env,
+  );
+  const results: Array<ModeResult | { mode: string; error: string }> = [];
+  try {
+    for (const mode of MODES) {
+      // A mode whose observatory falls over is a result too: recorded, and the next mode runs.
+      try {
+        const result = await benchMode(mode, bare);
+        printTable(result);
+        results.push(result);
+      } catch (err) {
+        console.log(`\n${mode}: FAILED — ${(err as Error).message}`);
+        results.push({ mode, error: (err as Error).message });
+      }
+    }
+  } finally {
+    await bare.stop();
+  }
+  await mkdir('bench-results', { recursive: true });
+  await writeFile(
+    'bench-results/api.json',
+    `${JSON.stringify(
+      {
+        generated_at: new Date().toISOString(),
+        machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model ?? 'unknown', node: process.version },
+        seconds: SECONDS,
+        connections: CONNECTIONS,
+        targets: TARGETS,
+        modes: results,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  console.log('\nwrote bench-results/api.json');
+  if (results.some((r) => 'error' in r || Object.values(r.targets).some((t) => !t.met))) process.exitCode = 1;
+}
+
+if (process.argv.includes('--bare-server')) await serveBare();
+else await main();

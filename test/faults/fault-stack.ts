@@ -1,0 +1,200 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type CliProcess, runCli } from '@observatory/cli-app/test/cli-process.ts';
+import { type Database, migrate, openDatabase } from '@observatory/db';
+import { generateApiKey } from '@observatory/service';
+import { type Fleet, startFleet } from '@observatory/testkit';
+import { Queue } from 'bullmq';
+import {
+  startThrowawayPostgres,
+  startThrowawayRedis,
+  type ThrowawayPostgres,
+  type ThrowawayRedis,
+} from '../../scripts/lib/throwaway-services.ts';
+
+/**
+ * The observatory in distributed mode on a throwaway Postgres and Redis (their own ports and
+ * directories, so a test may stop, crash and restart them), with a testkit fleet on loopback
+ * as probe targets. The api, workers and schedulers are separate `observatory` processes
+ * (runCli); the test process keeps a connection of its own to count what was stored.
+ */
+
+export const PROBE_INTERVAL_S = 5;
+export const JOB_LOCK_MS = 2_000;
+
+export type Role = 'api' | 'worker' | 'scheduler';
+
+export interface ObservatoryProcess extends CliProcess {
+  role: Role;
+  /** True while the process runs. */
+  alive(): boolean;
+  /** SIGTERM, then waits for the exit (SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface FaultStack {
+  pg: ThrowawayPostgres;
+  redis: ThrowawayRedis;
+  fleet: Fleet;
+  /** The test's own pool on the observatory database (for counting). */
+  db: Database;
+  /** Environment shared by every observatory process. */
+  env: Record<string, string>;
+  servers: Array<{ id: number; url: string }>;
+  /** Starts `observatory <role>` and waits until it says it runs. */
+  spawn(role: Role, env?: Record<string, string>): Promise<ObservatoryProcess>;
+  /** Starts `observatory api` on an OS-chosen loopback port; resolves with its base URL. */
+  spawnApi(env?: Record<string, string>): Promise<{ proc: ObservatoryProcess; url: string }>;
+  /** A BullMQ view of one queue (counts, job ids); only while Redis is up. */
+  queue(name: 'probe'): Queue;
+  /** An agent API key with a large allowance, straight in the database. */
+  createApiKey(checks: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface FaultStackOptions {
+  /** Fleet servers to register and probe (default 20 healthy). */
+  servers?: number;
+  /** Behaviour of the fleet servers (default 'healthy'). */
+  behaviour?: Parameters<Fleet['add']>[0];
+  redisAppendOnly?: boolean;
+  env?: Record<string, string>;
+}
+
+export async function startFaultStack(opts: FaultStackOptions = {}): Promise<FaultStack> {
+  const [pg, redis, fleet] = await Promise.all([
+    startThrowawayPostgres(),
+    startThrowawayRedis({ appendonly: opts.redisAppendOnly ?? false }),
+    startFleet(),
+  ]);
+  const databaseUrl = await pg.createDatabase('observatory');
+  const db = await openDatabase({ databaseUrl, poolMax: 2 });
+  await migrate(db.sql);
+
+  const servers: Array<{ id: number; url: string }> = [];
+  for (let i = 0; i < (opts.servers ?? 20); i++) {
+    const url = fleet.add(opts.behaviour ?? 'healthy').url;
+    const [row] = await db.sql<{ id: number }[]>`
+      INSERT INTO servers (url, slug, name, category, source)
+      VALUES (${url}, ${`fleet-${i}`}, ${`fleet ${i}`}, 'other', 'registered') RETURNING id`;
+    servers.push({ id: row!.id, url });
+  }
+
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'obs-faults-'));
+  const prefix = `obs-fault-${randomBytes(4).toString('hex')}`;
+  const env: Record<string, string> = {
+    DATABASE_URL: databaseUrl,
+    DATABASE_POOL_MAX: '5',
+    REDIS_URL: redis.url,
+    QUEUE_PREFIX: prefix,
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    PROBE_ALLOW_PRIVATE_NETWORKS: 'true',
+    PROBE_INTERVAL_S: String(PROBE_INTERVAL_S),
+    JOB_LOCK_MS: String(JOB_LOCK_MS),
+    PROBE_TIMEOUT_MS: '5000',
+    // every fleet server shares one host:port; the default of 4 would serialize them
+    PROBE_PER_HOST_CONCURRENCY: '100',
+    LOG_LEVEL: 'warn',
+    ...opts.env,
+  };
+
+  const processes: ObservatoryProcess[] = [];
+  const queues = new Map<string, Queue>();
+
+  const spawn = async (role: Role, extra: Record<string, string> = {}) => {
+    const cli = runCli([role], { ...env, ...extra });
+    let exited = false;
+    void cli.exited.then(() => {
+      exited = true;
+    });
+    const proc: ObservatoryProcess = {
+      ...cli,
+      role,
+      alive: () => !exited,
+      async stop(graceMs = 20_000) {
+        if (exited) return cli.exited;
+        cli.child.kill('SIGTERM');
+        const timer = setTimeout(() => cli.child.kill('SIGKILL'), graceMs);
+        const result = await cli.exited;
+        clearTimeout(timer);
+        return result;
+      },
+    };
+    processes.push(proc);
+    await cli.waitFor(role === 'api' ? /listening on/ : new RegExp(`${role} running`), 30_000);
+    return proc;
+  };
+
+  return {
+    pg,
+    redis,
+    fleet,
+    db,
+    env,
+    servers,
+    spawn,
+    async spawnApi(extra = {}) {
+      const proc = await spawn('api', extra);
+      const [, port] = proc.output().match(/listening on http:\/\/[^:]+:(\d+)/) ?? [];
+      return { proc, url: `http://127.0.0.1:${port}` };
+    },
+    queue(name) {
+      let q = queues.get(name);
+      if (!q) {
+        q = new Queue(name, { connection: { host: '127.0.0.1', port: redis.port }, prefix });
+        q.on('error', () => {});
+        queues.set(name, q);
+      }
+      return q;
+    },
+    async createApiKey(checks) {
+      const key = generateApiKey();
+      await db.sql`
+        INSERT INTO api_keys (prefix, secret_sha256, scopes, trial_limit)
+        VALUES (${key.displayPrefix}, ${key.sha256}, ${['trust:read']}, ${checks})`;
+      return key.key;
+    },
+    async close() {
+      await Promise.all(processes.map((p) => p.stop(5_000)));
+      await Promise.all([...queues.values()].map((q) => q.close().catch(() => {})));
+      await db.close().catch(() => {});
+      await fleet.close();
+      await Promise.all([pg.destroy(), redis.destroy()]);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Polls `check` every 100 ms until it holds; throws naming `what` after `timeoutMs`. */
+export async function until(check: () => Promise<boolean>, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    // a check that throws (a dependency away, a refused connection) has simply not held yet
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Servers (ids) with at least one probe row recorded after `since`. */
+export async function serversProbedSince(db: Database, since: Date): Promise<Set<number>> {
+  const rows = await db.sql<{ server_id: number }[]>`
+    SELECT DISTINCT server_id FROM probe_results WHERE recorded_at > ${since}`;
+  return new Set(rows.map((r) => r.server_id));
+}
+
+/** (server_id, scheduled_at) pairs stored more than once, and probe ids stored more than once. */
+export async function duplicateProbes(db: Database): Promise<number> {
+  const [row] = await db.sql<{ n: number }[]>`
+    SELECT (SELECT count(*) FROM (SELECT 1 FROM probe_results GROUP BY server_id, scheduled_at
+                                  HAVING count(*) > 1) d)
+         + (SELECT count(*) FROM (SELECT 1 FROM probe_results GROUP BY probe_id HAVING count(*) > 1) e)
+           ::int AS n`;
+  return row?.n ?? 0;
+}

@@ -343,8 +343,6 @@ function violation(route: string, c: Case, res: LightMyRequestResponse): string 
 
 /** Bugs this suite found, reported to the lead with their causes and fixes. */
 const BUG = {
-  urlRefine:
-    'serverUrlSchema runs new URL(v) even after URL.canParse(v) failed: any non-URL is a 500 (packages/service/src/schemas.ts)',
   badUrl:
     'FST_ERR_BAD_URL / FST_ERR_MAX_PARAM_LENGTH leave as plain JSON, not problem+json (app.ts sets no frameworkErrors)',
   mcpStatus:
@@ -358,16 +356,6 @@ const BUG = {
  * (then vitest reports the unexpected pass, and the entry goes).
  */
 const KNOWN_BUGS: Record<string, string> = {
-  ...Object.fromEntries(
-    ['/api/trust', '/api/history', '/api/anomaly', '/api/attestation'].flatMap((path) =>
-      ['query: wrong types and absurd numbers', 'query: odd unicode', 'query: absurd dates'].map((family) => [
-        `GET ${path} › ${family}`,
-        BUG.urlRefine,
-      ]),
-    ),
-  ),
-  'POST /api/report › body: wrong types per field': BUG.urlRefine,
-  'POST /api/register › body: wrong types per field': BUG.urlRefine,
   'GET /agent-query/* › path: traversal and odd segments': BUG.badUrl,
   'GET /badge/* › path: traversal and odd segments': BUG.badUrl,
   'GET /docs/static/* › path: traversal and odd segments': BUG.badUrl,

@@ -7,7 +7,7 @@ import { pagesRoutes } from './pages/pages.routes.ts';
 import { registerInputGuard } from './plugins/input-guard.ts';
 import { registerMetrics } from './plugins/metrics.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
-import { registerProblemDetails } from './plugins/problem-details.ts';
+import { frameworkErrors, registerProblemDetails } from './plugins/problem-details.ts';
 import { registerRateLimits } from './plugins/rate-limits.ts';
 import { agentAuthRoutes } from './routes/agent-auth.routes.ts';
 import { atlasRoutes } from './routes/atlas.routes.ts';
@@ -41,6 +41,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    frameworkErrors,
   });
   // JSON only: a text/plain body is refused with 415 instead of reaching a JSON schema as a string.
   app.removeContentTypeParser(['text/plain']);

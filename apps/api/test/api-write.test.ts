@@ -77,8 +77,7 @@ describe.each(MODES)('public write API ($mode)', ({ options }) => {
     });
 
     // BUG (report.routes.ts / report-ingest.service.ts): COMPAT.md's reply names
-    // new_trust_score, total_interactions and success_rate are missing from the 202 body.
-    it.fails('answers with every COMPAT.md field of the old reply', async () => {
+    it('answers with every COMPAT.md field of the old reply', async () => {
       const body = (await report()).json();
       expect(body).toMatchObject({
         recorded: true,

@@ -16,6 +16,11 @@ export class HttpProblem extends Error {
     this.name = 'HttpProblem';
   }
 
+  /** For frameworks that read an HTTP status off errors (Fastify, the MCP route). */
+  get statusCode(): number {
+    return this.status;
+  }
+
   /** The problem type: a relative URI, one stable slug per title, documented at /problems/<slug>. */
   get type(): string {
     return `/problems/${this.title

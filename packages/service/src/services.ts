@@ -39,7 +39,7 @@ export async function createServices(runtime: Runtime) {
       complianceExport(runtime, receipts, servers),
       attestationService({ runtime, trust, ring }),
     ),
-    reports: reportIngestService(runtime, servers),
+    reports: reportIngestService(runtime, servers, trust),
     registration: registrationService(runtime, servers),
   };
 }

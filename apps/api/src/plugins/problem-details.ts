@@ -4,7 +4,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
 
-function send(reply: FastifyReply, request: FastifyRequest, problem: HttpProblem) {
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, problem: HttpProblem) {
   for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value);
   return reply
     .status(problem.status)
@@ -20,14 +20,14 @@ function send(reply: FastifyReply, request: FastifyRequest, problem: HttpProblem
  */
 export function registerProblemDetails(app: FastifyInstance) {
   app.setErrorHandler((error: FastifyError | HttpProblem | Error, request, reply) => {
-    if (error instanceof HttpProblem) return send(reply, request, error);
+    if (error instanceof HttpProblem) return sendProblem(reply, request, error);
 
     if (hasZodFastifySchemaValidationErrors(error)) {
       const errors = error.validation.map((v) => ({
         field: [error.validationContext, ...String(v.instancePath).split('/').filter(Boolean)].join('.'),
         message: v.message ?? 'is invalid',
       }));
-      return send(
+      return sendProblem(
         reply,
         request,
         new HttpProblem(
@@ -55,13 +55,13 @@ export function registerProblemDetails(app: FastifyInstance) {
             : status === 429
               ? 'Too Many Requests'
               : 'Bad Request';
-      return send(reply, request, new HttpProblem(status, title, fastifyError.message.slice(0, 300)));
+      return sendProblem(reply, request, new HttpProblem(status, title, fastifyError.message.slice(0, 300)));
     }
 
     // Database or Redis away: a clear, retryable 503 instead of a crash or a bare 500.
     if (isUnavailable(error)) {
       request.log.warn({ err: error }, 'dependency unavailable');
-      return send(
+      return sendProblem(
         reply,
         request,
         new HttpProblem(
@@ -75,7 +75,7 @@ export function registerProblemDetails(app: FastifyInstance) {
     }
 
     request.log.error({ err: error }, 'unhandled error');
-    return send(
+    return sendProblem(
       reply,
       request,
       new HttpProblem(500, 'Internal Server Error', 'Something went wrong on our side; it has been logged.'),
@@ -83,7 +83,7 @@ export function registerProblemDetails(app: FastifyInstance) {
   });
 
   app.setNotFoundHandler((request, reply) =>
-    send(
+    sendProblem(
       reply,
       request,
       new HttpProblem(404, 'Not Found', `No route for ${request.method} ${request.url.split('?')[0]}`),
@@ -111,4 +111,15 @@ function isUnavailable(error: unknown): boolean {
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
   const message = (error as Error).message ?? '';
   return /Redis is not reachable|Connection is closed|Stream isn't writeable/.test(message);
+}
+
+/**
+ * Errors Fastify raises before any route runs (a path that is not valid UTF-8 percent-encoding,
+ * an over-long URL): the same problem+json as everything else.
+ */
+export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  const status =
+    error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+  const title = status === 414 ? 'URI Too Long' : 'Bad Request';
+  return sendProblem(reply, request, new HttpProblem(status, title, error.message.slice(0, 300)));
 }

@@ -45,7 +45,13 @@ function decodeCursor(cursor: string): number {
 function parseDay(field: string, value: string | undefined): Date | null {
   if (value === undefined) return null;
   const d = /^\d{4}-\d{2}-\d{2}$/.test(value) ? new Date(`${value}T00:00:00.000Z`) : null;
-  if (!d || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== value) {
+  // years past 9998 would overflow once a day is added to an inclusive end date
+  if (
+    !d ||
+    Number.isNaN(d.getTime()) ||
+    d.toISOString().slice(0, 10) !== value ||
+    d.getUTCFullYear() > 9998
+  ) {
     throw new HttpProblem(400, 'Bad Request', `${field} must be a date as YYYY-MM-DD.`, {
       errors: [{ field, message: 'must be a date as YYYY-MM-DD' }],
     });

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   auditRepository,
   type InteractionReportRecord,
@@ -21,11 +21,28 @@ export interface ReportReceipt {
   server_url: string;
   server_created: boolean;
   received_at: string;
+  /** COMPAT fields, as of the server's last analysis (reports fold in within seconds). */
+  new_trust_score: number | null;
+  total_interactions: number;
+  success_rate: number | null;
 }
 
-/** Time-sortable, unique report ids: rpt_ + ms timestamp (base36) + 80 random bits. */
+/** Finds a tracked server's analysed row (the trust service's cached lookup). */
+interface ServerLookup {
+  find(
+    identifier: string,
+  ): Promise<
+    | {
+        trust_score: number | null;
+        stats: { reports_30d: { total: number; success_rate: number | null } } | null;
+      }
+    | undefined
+  >;
+}
+
+/** Time-sortable, unique report ids: rpt_ + ms timestamp (base36) + a random UUID (122 bits). */
 function newReportId(now: Date): string {
-  return `rpt_${now.getTime().toString(36)}${randomBytes(10).toString('hex')}`;
+  return `rpt_${now.getTime().toString(36)}${randomUUID().replaceAll('-', '')}`;
 }
 
 /**
@@ -34,7 +51,7 @@ function newReportId(now: Date): string {
  * the caller gets an error (→ 503) and nothing is acknowledged that could be lost. Scores are
  * not recomputed here: the analyzer folds reports in shortly after (see docs/scoring.md).
  */
-export function reportIngestService(runtime: Runtime, servers: ServerResolver) {
+export function reportIngestService(runtime: Runtime, servers: ServerResolver, lookup: ServerLookup) {
   const writer = new BatchWriter<InteractionReportRecord>(
     // Reports and their audit events commit together: no report without its audit trail.
     (batch) =>
@@ -96,7 +113,11 @@ export function reportIngestService(runtime: Runtime, servers: ServerResolver) {
         http_status: input.http_status ?? null,
       };
       await writer.write(record);
+      const analysed = await lookup.find(server.url);
       return {
+        new_trust_score: analysed?.trust_score ?? null,
+        total_interactions: analysed?.stats?.reports_30d.total ?? 0,
+        success_rate: analysed?.stats?.reports_30d.success_rate ?? null,
         recorded: true,
         report_id: record.report_id,
         server_url: server.url,

@@ -401,3 +401,5 @@ try {
 } finally {
   await cleanup();
 }
+// keep-alive sockets of the read load would hold the event loop open a while longer
+process.exit(0);

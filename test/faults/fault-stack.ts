@@ -103,6 +103,11 @@ export async function startFaultStack(opts: FaultStackOptions = {}): Promise<Fau
   };
 
   const processes: ObservatoryProcess[] = [];
+  // a test run that dies must not leave observatory processes behind
+  const killAll = () => {
+    for (const p of processes) if (p.alive()) p.child.kill('SIGKILL');
+  };
+  process.once('exit', killAll);
   const queues = new Map<string, Queue>();
 
   const spawn = async (role: Role, extra: Record<string, string> = {}) => {
@@ -160,6 +165,7 @@ export async function startFaultStack(opts: FaultStackOptions = {}): Promise<Fau
     },
     async close() {
       await Promise.all(processes.map((p) => p.stop(5_000)));
+      process.off('exit', killAll);
       await Promise.all([...queues.values()].map((q) => q.close().catch(() => {})));
       await db.close().catch(() => {});
       await fleet.close();

@@ -359,19 +359,9 @@ function violation(route: string, c: Case, res: LightMyRequestResponse): string 
   return null;
 }
 
-/** Bugs this suite found, reported to the lead with their causes and fixes. */
-const BUG = {
-  badUrl:
-    'FST_ERR_BAD_URL / FST_ERR_MAX_PARAM_LENGTH leave as plain JSON, not problem+json (app.ts sets no frameworkErrors)',
-  mcpStatus:
-    "the /mcp errorHandler reads error.statusCode, which HttpProblem lacks: the input guard's 400 becomes a JSON-RPC 500 (mcp.routes.ts)",
-  dateOverflow: 'end_date=9999-12-31 plus one day overflows the timestamp: 500',
-  htmlErrors: 'a 404 as an HTML page, and wantsHtml ignores q-values',
-};
-
 /**
- * Known bugs, by route and family: these tests are marked `it.fails` until the bug is fixed
- * (then vitest reports the unexpected pass, and the entry goes).
+ * Known bugs, by route and family ("GET /x › family": "cause"): such tests are marked
+ * `it.fails` until the bug is fixed. None is open.
  */
 const KNOWN_BUGS: Record<string, string> = {};
 

@@ -29,9 +29,7 @@ export interface ReportReceipt {
 
 /** Finds a tracked server's analysed row (the trust service's cached lookup). */
 interface ServerLookup {
-  find(
-    identifier: string,
-  ): Promise<
+  find(identifier: string): Promise<
     | {
         trust_score: number | null;
         stats: { reports_30d: { total: number; success_rate: number | null } } | null;

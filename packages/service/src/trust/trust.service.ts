@@ -1,6 +1,6 @@
 import type { TrustAssessment } from '@observatory/core';
 import type { ServerRow } from '@observatory/db';
-import type { AgentKeysService, AuthenticatedAgent } from '../agents/agent-keys.service.ts';
+import type { AgentKeysService } from '../agents/agent-keys.service.ts';
 import type { ServerStats, TrustInputsSnapshot } from '../analysis/server-analysis.ts';
 import { evaluateTrust } from '../analysis/trust-evaluation.ts';
 import type { ReceiptsService } from '../receipts/receipts.service.ts';

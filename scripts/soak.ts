@@ -1,0 +1,244 @@
+/**
+ * npm run soak [-- --minutes 30 --servers 300 --interval 10]
+ *
+ * A long run of the distributed observatory under mixed, bounded load — not part of CI.
+ * Separate api, scheduler and worker processes on a fresh database of the machine's Postgres
+ * (dropped at the end) and the machine's Redis (unique queue prefix, keys removed at the end);
+ * a testkit fleet in its own process as probe targets (mostly healthy, some slow, flaky, dead
+ * and auth-walled servers); on the api, loopback only: 20 reports/s, 20 trust reads/s and
+ * 5 agent queries/s (each with a signed receipt).
+ *
+ * Every 30 s it samples the RSS of each process (/proc/<pid>/status VmRSS). At the end it stops
+ * the load and the scheduler, lets the queue drain, and checks the counts:
+ * - reports sent = acknowledged (202) = stored, each with its audit event;
+ * - receipts handed out = receipt rows;
+ * - probe jobs completed = probe rows, none stored twice, none failed;
+ * - no answer other than success.
+ * It prints the RSS table with the growth from the first to the last third of the run (after a
+ * 2-minute warm-up), writes bench-results/soak.json, and exits 1 if a count differs.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { runCli } from '@observatory/cli-app/test/cli-process.ts';
+import { createTestDatabase } from '@observatory/db/testing';
+import { deleteQueueKeys } from '@observatory/queue/testing';
+import { generateApiKey } from '@observatory/service';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { LoadGenerator, tally } from './lib/load-generator.ts';
+import { RssSampler } from './lib/process-stats.ts';
+import { badAnswers, reconcile } from './lib/reconcile.ts';
+
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '30' },
+    servers: { type: 'string', default: '300' },
+    interval: { type: 'string', default: '10' },
+    'sample-s': { type: 'string', default: '30' },
+  },
+});
+const MINUTES = Number(values.minutes);
+const SERVERS = Number(values.servers);
+const SAMPLE_MS = Number(values['sample-s']) * 1000;
+const WARMUP_MS = Math.min(120_000, (MINUTES * 60_000) / 5);
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const AGENT = 'soak';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+
+/** The fleet's mix: counts per behaviour, scaled to SERVERS. */
+function fleetPlan(total: number): string[] {
+  const share = { slow: 0.06, flaky: 0.06, dead: 0.04, auth: 0.04 };
+  const counts = Object.fromEntries(Object.entries(share).map(([k, f]) => [k, Math.round(total * f)]));
+  const healthy = total - Object.values(counts).reduce((a, b) => a + b, 0);
+  return [`healthy=${healthy}`, ...Object.entries(counts).map(([k, n]) => `${k}=${n}`), '--slow-ms', '800'];
+}
+
+async function startFleetProcess(): Promise<{ child: ChildProcess; urls: string[] }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'packages/testkit/src/cli.ts', '--json', ...fleetPlan(SERVERS)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const line = await new Promise<string>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`fleet exited with ${code}`)));
+    createInterface({ input: child.stdout! }).once('line', resolve);
+  });
+  return { child, urls: (JSON.parse(line) as { servers: Array<{ url: string }> }).servers.map((s) => s.url) };
+}
+
+process.stdout.write(`soak: ${MINUTES} min, ${SERVERS} servers every ${values.interval} s, mixed load\n`);
+const fleet = await startFleetProcess();
+const db = await createTestDatabase({ poolMax: 2 });
+const prefix = `soak-${randomBytes(4).toString('hex')}`;
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'obs-soak-'));
+const env = {
+  DATABASE_URL: db.url,
+  REDIS_URL,
+  QUEUE_PREFIX: prefix,
+  DATA_DIR: dataDir,
+  HOST: '127.0.0.1',
+  PORT: '0',
+  LOG_LEVEL: 'warn',
+  PROBE_ALLOW_PRIVATE_NETWORKS: 'true',
+  PROBE_INTERVAL_S: values.interval,
+  PROBE_PER_HOST_CONCURRENCY: '100',
+};
+const procs = {
+  api: runCli(['api'], env),
+  scheduler: runCli(['scheduler'], env),
+  worker: runCli(['worker'], env),
+};
+let failed = false;
+try {
+  await db.sql`
+    INSERT INTO servers (url, slug, name, category, source)
+    SELECT u, 'soak-' || n, 'soak ' || n, 'other', 'registered'
+    FROM unnest(${fleet.urls}::text[]) WITH ORDINALITY AS t(u, n)`;
+  const key = generateApiKey();
+  await db.sql`
+    INSERT INTO api_keys (prefix, secret_sha256, scopes, trial_limit)
+    VALUES (${key.displayPrefix}, ${key.sha256}, ${['trust:read']}, ${10_000_000})`;
+  await Promise.all([
+    procs.api.waitFor(/listening on/, 60_000),
+    procs.scheduler.waitFor(/scheduler running/, 60_000),
+    procs.worker.waitFor(/worker running/, 60_000),
+  ]);
+  const apiUrl = `http://127.0.0.1:${/listening on http:\/\/[^:]+:(\d+)/.exec(procs.api.output())![1]}`;
+
+  const samplers = Object.fromEntries(
+    Object.entries({ ...procs, fleet: { child: fleet.child } }).map(([name, p]) => [
+      name,
+      new RssSampler(p.child.pid!, SAMPLE_MS).start(),
+    ]),
+  );
+  const load = new LoadGenerator({
+    apiUrl,
+    serverUrls: fleet.urls,
+    apiKey: key.key,
+    agentId: AGENT,
+    rates: { report: 20, read: 20, query: 5 },
+  }).start();
+  const startedAt = Date.now();
+  const endsAt = startedAt + MINUTES * 60_000;
+  while (Date.now() < endsAt) {
+    await sleep(Math.min(SAMPLE_MS, endsAt - Date.now()));
+    const t = Math.round((Date.now() - startedAt) / 1000);
+    const rss = Object.entries(samplers)
+      .map(([n, s]) => `${n} ${mb(s.lastBytes)} MB`)
+      .join(', ');
+    process.stdout.write(`  ${t}s: ${load.ledger.length} requests answered; RSS ${rss}\n`);
+  }
+  await load.stop();
+  for (const s of Object.values(samplers)) s.stop();
+
+  // Let the last dispatched probes finish, then compare what ran with what was stored.
+  procs.scheduler.child.kill('SIGTERM');
+  await procs.scheduler.exited;
+  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const probeQueue = new Queue('probe', { connection, prefix });
+  for (let i = 0; i < 60; i++) {
+    const c = await probeQueue.getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+    if (Object.values(c).every((n) => n === 0)) break;
+    await sleep(500);
+  }
+  const [completed, failedJobs] = await Promise.all([
+    probeQueue.getCompletedCount(),
+    probeQueue.getFailedCount(),
+  ]);
+  await probeQueue.close();
+  connection.disconnect();
+  const [probes] = await db.sql<{ rows: number; distinct_slots: number }[]>`
+    SELECT count(*)::int AS rows, count(DISTINCT (server_id, scheduled_at))::int AS distinct_slots
+    FROM probe_results`;
+  const counts = await reconcile(db, load.ledger, AGENT);
+  const bad = badAnswers(load.ledger, false);
+
+  // RSS growth: median of the first third after the warm-up against the median of the last third.
+  const rss = Object.fromEntries(
+    Object.entries(samplers).map(([name, s]) => {
+      const steady = s.samples.filter((x) => x.at >= startedAt + WARMUP_MS).map((x) => x.bytes);
+      const third = Math.max(1, Math.floor(steady.length / 3));
+      const first = median(steady.slice(0, third));
+      const last = median(steady.slice(-third));
+      return [
+        name,
+        {
+          samples_mb: s.samples.map((x) => mb(x.bytes)),
+          max_mb: mb(s.maxBytes),
+          first_third_mb: mb(first),
+          last_third_mb: mb(last),
+          growth_percent: first ? Math.round(((last - first) / first) * 1000) / 10 : 0,
+        },
+      ];
+    }),
+  );
+  const checks = {
+    'reports sent = acknowledged': counts.reportsSent === counts.reportsAcknowledged,
+    'reports acknowledged = stored':
+      counts.acknowledgedLost.length === 0 && counts.strayOrDuplicateRows === 0,
+    'reports stored with their audit event': counts.acknowledgedUnaudited.length === 0,
+    'receipts issued = receipt rows': counts.receiptsLost.length === 0,
+    'probe jobs completed = probe rows': completed === probes!.rows,
+    'no probe stored twice': probes!.rows === probes!.distinct_slots,
+    'no probe job failed': failedJobs === 0,
+    'every answer a success': bad.length === 0,
+  };
+  failed = Object.values(checks).some((ok) => !ok);
+
+  process.stdout.write('\nRSS (MB)   first⅓  last⅓   max  growth\n');
+  for (const [name, r] of Object.entries(rss)) {
+    process.stdout.write(
+      `${name.padEnd(10)} ${String(r.first_third_mb).padStart(6)} ${String(r.last_third_mb).padStart(6)} ${String(r.max_mb).padStart(5)}  ${r.growth_percent}%\n`,
+    );
+  }
+  process.stdout.write(
+    `\nrequests: ${JSON.stringify(tally(load.ledger))}\n` +
+      `reports: sent ${counts.reportsSent}, acknowledged ${counts.reportsAcknowledged}, stored ${counts.reportsStored}\n` +
+      `receipts: issued ${counts.receiptsIssued}, stored ${counts.receiptsStored}\n` +
+      `probes: jobs completed ${completed}, rows ${probes!.rows}, failed jobs ${failedJobs}\n\n`,
+  );
+  for (const [check, ok] of Object.entries(checks))
+    process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${check}\n`);
+  mkdirSync('bench-results', { recursive: true });
+  writeFileSync(
+    'bench-results/soak.json',
+    `${JSON.stringify(
+      {
+        minutes: MINUTES,
+        servers: SERVERS,
+        interval_s: Number(values.interval),
+        rates_per_s: { report: 20, read: 20, query: 5 },
+        requests: tally(load.ledger),
+        bad_answers: bad.slice(0, 20),
+        reports: {
+          sent: counts.reportsSent,
+          acknowledged: counts.reportsAcknowledged,
+          stored: counts.reportsStored,
+        },
+        receipts: { issued: counts.receiptsIssued, stored: counts.receiptsStored },
+        probes: { completed_jobs: completed, rows: probes!.rows, failed_jobs: failedJobs },
+        rss,
+        checks,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  process.stdout.write('wrote bench-results/soak.json\n');
+} finally {
+  for (const p of Object.values(procs)) p.child.kill('SIGTERM');
+  await Promise.all(Object.values(procs).map((p) => p.exited));
+  fleet.child.kill('SIGTERM');
+  await db.drop().catch(() => {});
+  await deleteQueueKeys(REDIS_URL, prefix).catch(() => 0);
+  rmSync(dataDir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);

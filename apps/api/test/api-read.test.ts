@@ -431,6 +431,8 @@ describe.each(MODES)('public read API over real data ($mode)', ({ options }) => 
   });
 
   it("folds agent reports into the trust data at the analyzer's next pass", async () => {
+    // server rows are cached for up to a second (trust.service FIND_CACHE_MS): read after it
+    await new Promise((r) => setTimeout(r, 1_100));
     const trust = (await get(`/api/trust?url=${encodeURIComponent(url.healthy)}`)).json();
     expect(trust.metrics).toMatchObject({ total_calls: 20, success_rate: 1 });
     expect(trust.recent_7d.interactions).toBe(20);

@@ -1,5 +1,11 @@
 import { type Config, loadConfigOrExit } from '@observatory/config';
-import { type AppLogger, createLogger, openRuntime, type Runtime } from '@observatory/service';
+import {
+  type AppLogger,
+  createLogger,
+  openRuntime,
+  type Runtime,
+  startMetricsServer,
+} from '@observatory/service';
 
 /**
  * Runs a long-lived command: loads config (exiting on bad values before anything listens),
@@ -62,4 +68,13 @@ export function requireDistributed(config: Config): string | null {
     return 'This command runs as its own process and needs DATABASE_URL and REDIS_URL (distributed mode).\nOn one machine, use `observatory start` instead.';
   }
   return null;
+}
+
+/** A worker or scheduler serves its own /metrics when METRICS_PORT is set; returns its stopper. */
+export async function serveMetrics(runtime: Runtime): Promise<Array<() => Promise<void>>> {
+  const port = runtime.config.METRICS_PORT;
+  if (port === undefined) return [];
+  const server = await startMetricsServer(port, runtime.config.HOST);
+  process.stdout.write(`metrics on http://${runtime.config.HOST}:${server.port}/metrics\n`);
+  return [() => server.close()];
 }

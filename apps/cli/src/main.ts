@@ -9,7 +9,7 @@ import { Command } from 'commander';
 import { registerDemoCommand } from './commands/demo.ts';
 import { registerImportCommand } from './commands/import.ts';
 import { registerReceiptCommands } from './commands/receipts.ts';
-import { describeStorage, requireDistributed, runService } from './lifecycle.ts';
+import { describeStorage, requireDistributed, runService, serveMetrics } from './lifecycle.ts';
 
 const program = new Command();
 program
@@ -52,8 +52,9 @@ program
       'observatory-worker',
       async (runtime) => {
         await startWorker(await createServices(runtime));
+        const metrics = await serveMetrics(runtime);
         process.stdout.write(`observatory worker running\n${describeStorage(runtime)}\n`);
-        return [];
+        return metrics;
       },
       requireDistributed,
     ),
@@ -67,8 +68,9 @@ program
       'observatory-scheduler',
       async (runtime) => {
         const scheduler = startScheduler(runtime);
+        const metrics = await serveMetrics(runtime);
         process.stdout.write(`observatory scheduler running\n${describeStorage(runtime)}\n`);
-        return [() => scheduler.close()];
+        return [() => scheduler.close(), ...metrics];
       },
       requireDistributed,
     ),

@@ -66,7 +66,7 @@ describe('distributed mode: separate scheduler and worker processes', () => {
     const targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}/mcp`;
     const runtime = await createTestRuntime({ redis: true });
     const scheduler = runCli(['scheduler'], runtime.childEnv);
-    const worker = runCli(['worker'], runtime.childEnv);
+    const worker = runCli(['worker'], { ...runtime.childEnv, METRICS_PORT: '0', HOST: '127.0.0.1' });
     try {
       await Promise.all([scheduler.waitFor(/scheduler running/), worker.waitFor(/worker running/)]);
       const { server } = await runtime.repos.servers.upsert({
@@ -85,6 +85,10 @@ describe('distributed mode: separate scheduler and worker processes', () => {
       const after = await runtime.repos.servers.findById(server.id);
       expect(after?.last_outcome).toBe('not_mcp');
       expect(after?.consecutive_failures).toBe(1);
+      // the worker serves its own counters (METRICS_PORT): the probe it ran is there
+      const [, metricsUrl] = await worker.waitFor(/metrics on (http:\/\/\S+)/);
+      const text = await (await fetch(metricsUrl!)).text();
+      expect(text).toMatch(/observatory_probes_total\{outcome="not_mcp"\} 1/);
     } finally {
       scheduler.child.kill('SIGTERM');
       worker.child.kill('SIGTERM');

@@ -29,6 +29,8 @@ export const envSchema = z.object({
   PORT: int(0, 65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
   /** Where the service is reachable from outside; defaults to http://localhost:PORT. */
+  /** Worker and scheduler processes serve their own /metrics here when set (they have no API). */
+  METRICS_PORT: int(0, 65535).optional(),
   PUBLIC_BASE_URL: optionalUrl(['http:', 'https:']),
   DATABASE_URL: optionalUrl(['postgres:', 'postgresql:']),
   /** Connections per process to a real Postgres (embedded mode always uses exactly one). */

@@ -1,2 +1,3 @@
+export * from './metrics-server.ts';
 export * from './process-metrics.ts';
 export * from './scrape-registry.ts';

@@ -80,4 +80,20 @@ describe('Redis restarted during load (distributed mode)', () => {
       expect(await proc.stop()).toEqual({ code: 0, signal: null });
     }
   }, 60_000);
+
+  // Fails today: BullmqQueue.close() (packages/queue/src/bullmq-queue.ts) awaits Worker.close()
+  // and Queue.close(), whose Redis commands never fail while Redis is away (worker connections
+  // retry forever, maxRetriesPerRequest: null), so the process never reaches process.exit.
+  it.fails('a worker told to stop while Redis is away still exits within its grace period', async () => {
+    const worker = await stack.spawn('worker');
+    await stack.redis.stop();
+    try {
+      worker.child.kill('SIGTERM');
+      // grace: PROBE_TIMEOUT_MS (5 s) + 2 s for in-flight probes, then the pool closes
+      const exit = await Promise.race([worker.exited, sleep(12_000).then(() => 'still running')]);
+      expect(exit).toEqual({ code: 0, signal: null });
+    } finally {
+      await stack.redis.start();
+    }
+  }, 30_000);
 });

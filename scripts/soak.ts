@@ -153,6 +153,12 @@ try {
     probeQueue.getCompletedCount(),
     probeQueue.getFailedCount(),
   ]);
+  // why jobs failed (after all their attempts), most frequent first
+  const failureReasons: Record<string, number> = {};
+  for (const job of await probeQueue.getFailed(0, 999)) {
+    const reason = (job.failedReason ?? 'unknown').slice(0, 120);
+    failureReasons[reason] = (failureReasons[reason] ?? 0) + 1;
+  }
   await probeQueue.close();
   connection.disconnect();
   const [probes] = await db.sql<{ rows: number; distinct_slots: number }[]>`
@@ -203,7 +209,7 @@ try {
     `\nrequests: ${JSON.stringify(tally(load.ledger))}\n` +
       `reports: sent ${counts.reportsSent}, acknowledged ${counts.reportsAcknowledged}, stored ${counts.reportsStored}\n` +
       `receipts: issued ${counts.receiptsIssued}, stored ${counts.receiptsStored}\n` +
-      `probes: jobs completed ${completed}, rows ${probes!.rows}, failed jobs ${failedJobs}\n\n`,
+      `probes: jobs completed ${completed}, rows ${probes!.rows}, failed jobs ${failedJobs} ${JSON.stringify(failureReasons)}\n\n`,
   );
   for (const [check, ok] of Object.entries(checks))
     process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${check}\n`);
@@ -224,7 +230,12 @@ try {
           stored: counts.reportsStored,
         },
         receipts: { issued: counts.receiptsIssued, stored: counts.receiptsStored },
-        probes: { completed_jobs: completed, rows: probes!.rows, failed_jobs: failedJobs },
+        probes: {
+          completed_jobs: completed,
+          rows: probes!.rows,
+          failed_jobs: failedJobs,
+          failure_reasons: failureReasons,
+        },
         rss,
         checks,
       },

@@ -12,7 +12,8 @@
  * the load and the scheduler, lets the queue drain, and checks the counts:
  * - reports sent = acknowledged (202) = stored, each with its audit event;
  * - receipts handed out = receipt rows;
- * - probe jobs completed = probe rows, none stored twice, none failed;
+ * - probe slots dispatched (the scheduler's debug log) = probe rows + failed jobs, none stored
+ *   twice, none failed;
  * - no answer other than success.
  * It prints the RSS table with the growth from the first to the last third of the run (after a
  * 2-minute warm-up), writes bench-results/soak.json, and exits 1 if a count differs.
@@ -93,9 +94,32 @@ const env = {
 };
 const procs = {
   api: runCli(['api'], env),
-  scheduler: runCli(['scheduler'], env),
+  // its debug lines carry each tick's claim count: what was dispatched
+  scheduler: runCli(['scheduler'], { ...env, LOG_LEVEL: 'debug' }),
   worker: runCli(['worker'], env),
 };
+
+/** Sums a process's pino lines: `claimed` of "probes dispatched", and warnings/errors by code or message. */
+function readLog(output: string) {
+  let claimed = 0;
+  const errors: Record<string, number> = {};
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const entry = JSON.parse(line) as {
+      level: number;
+      msg: string;
+      claimed?: number;
+      err?: string | { code?: string; message?: string };
+    };
+    if (entry.msg === 'probes dispatched') claimed += entry.claimed ?? 0;
+    if (entry.level >= 40) {
+      const err = typeof entry.err === 'string' ? entry.err : (entry.err?.code ?? entry.err?.message ?? '');
+      const key = `${entry.msg}: ${err}`.slice(0, 100);
+      errors[key] = (errors[key] ?? 0) + 1;
+    }
+  }
+  return { claimed, errors };
+}
 let failed = false;
 try {
   await db.sql`
@@ -149,10 +173,8 @@ try {
     if (Object.values(c).every((n) => n === 0)) break;
     await sleep(500);
   }
-  const [completed, failedJobs] = await Promise.all([
-    probeQueue.getCompletedCount(),
-    probeQueue.getFailedCount(),
-  ]);
+  const failedJobs = await probeQueue.getFailedCount();
+  const dispatched = readLog(procs.scheduler.output()).claimed;
   // why jobs failed (after all their attempts), most frequent first
   const failureReasons: Record<string, number> = {};
   for (const job of await probeQueue.getFailed(0, 999)) {
@@ -165,6 +187,9 @@ try {
     SELECT count(*)::int AS rows, count(DISTINCT (server_id, scheduled_at))::int AS distinct_slots
     FROM probe_results`;
   const counts = await reconcile(db, load.ledger, AGENT);
+  const logged = Object.fromEntries(
+    Object.entries(procs).map(([name, p]) => [name, readLog(p.output()).errors]),
+  );
   const bad = badAnswers(load.ledger, false);
 
   // RSS growth: median of the first third after the warm-up against the median of the last third.
@@ -192,7 +217,7 @@ try {
       counts.acknowledgedLost.length === 0 && counts.strayOrDuplicateRows === 0,
     'reports stored with their audit event': counts.acknowledgedUnaudited.length === 0,
     'receipts issued = receipt rows': counts.receiptsLost.length === 0,
-    'probe jobs completed = probe rows': completed === probes!.rows,
+    'probe slots dispatched = rows + failed jobs': dispatched === probes!.rows + failedJobs,
     'no probe stored twice': probes!.rows === probes!.distinct_slots,
     'no probe job failed': failedJobs === 0,
     'every answer a success': bad.length === 0,
@@ -209,7 +234,8 @@ try {
     `\nrequests: ${JSON.stringify(tally(load.ledger))}\n` +
       `reports: sent ${counts.reportsSent}, acknowledged ${counts.reportsAcknowledged}, stored ${counts.reportsStored}\n` +
       `receipts: issued ${counts.receiptsIssued}, stored ${counts.receiptsStored}\n` +
-      `probes: jobs completed ${completed}, rows ${probes!.rows}, failed jobs ${failedJobs} ${JSON.stringify(failureReasons)}\n\n`,
+      `probes: dispatched ${dispatched}, rows ${probes!.rows}, failed jobs ${failedJobs} ${JSON.stringify(failureReasons)}\n` +
+      `warnings and errors logged: ${JSON.stringify(logged)}\n\n`,
   );
   for (const [check, ok] of Object.entries(checks))
     process.stdout.write(`${ok ? 'ok  ' : 'FAIL'} ${check}\n`);
@@ -230,8 +256,9 @@ try {
           stored: counts.reportsStored,
         },
         receipts: { issued: counts.receiptsIssued, stored: counts.receiptsStored },
+        logged,
         probes: {
-          completed_jobs: completed,
+          dispatched,
           rows: probes!.rows,
           failed_jobs: failedJobs,
           failure_reasons: failureReasons,

@@ -8,6 +8,11 @@ export type Sql = postgres.Sql;
 /** A pool or a transaction: what repository functions that may run inside `sql.begin` take. */
 export type SqlOrTx = postgres.Sql | postgres.TransactionSql;
 
+/** Runs `fn` in a transaction: a new one on a pool, the caller's own when `sql` already is one. */
+export function inTransaction<T>(sql: SqlOrTx, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  return 'begin' in sql ? (sql.begin(fn) as Promise<T>) : fn(sql);
+}
+
 export interface Database {
   sql: Sql;
   mode: 'embedded' | 'postgres';

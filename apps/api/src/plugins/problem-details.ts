@@ -104,6 +104,12 @@ const UNAVAILABLE_CODES = new Set([
   '08006',
   '08001',
   '08003',
+  // a deadlock or serialization victim, too many connections, a statement timeout: the same
+  // request is expected to succeed on retry
+  '40P01',
+  '40001',
+  '53300',
+  '57014',
 ]);
 
 function isUnavailable(error: unknown): boolean {

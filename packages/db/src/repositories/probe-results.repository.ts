@@ -78,9 +78,12 @@ export function probeResultsRepository(sql: Sql) {
         if (fresh.length === 0) return [];
         const ids = [...new Set(fresh.map((r) => r.server_id))];
         // Lock the servers' rows: two writers of the same server apply their batches in turn.
+        // Every transaction that locks several servers rows does so in id order (no deadlock),
+        // and NO KEY UPDATE leaves the foreign-key checks of concurrent inserts (reports,
+        // probes, anomalies) unblocked.
         const current = await tx<ServerProbeState[]>`
           SELECT id, consecutive_failures, next_probe_at, tools_hash, tools FROM servers
-          WHERE id = ANY(${ids}::bigint[]) ORDER BY id FOR UPDATE`;
+          WHERE id = ANY(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE`;
         const { updates, drift } = foldResults(current, fresh, opts.intervalSeconds);
         await tx`
           UPDATE servers s SET
@@ -107,8 +110,7 @@ export function probeResultsRepository(sql: Sql) {
         await tx`
           INSERT INTO rollup_dirty (server_id, hour)
           SELECT DISTINCT s, date_trunc('hour', h) FROM unnest(${fresh.map((r) => r.server_id)}::bigint[],
-            ${fresh.map((r) => r.scheduled_at.toISOString())}::timestamptz[]) AS x(s, h)
-          ON CONFLICT DO NOTHING`;
+            ${fresh.map((r) => r.scheduled_at.toISOString())}::timestamptz[]) AS x(s, h)`;
         return fresh.map((r) => r.probe_id);
       });
     },

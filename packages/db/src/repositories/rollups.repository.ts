@@ -156,24 +156,28 @@ export function rollupsRepository(sql: SqlOrTx) {
 
   return {
     /**
-     * Takes up to `limit` dirty marks (deleting them). Call inside the transaction that
-     * recomputes them: if it rolls back, the marks come back. SKIP LOCKED lets several
-     * analyzers share the work.
+     * Takes up to `limit` dirty marks (deleting them), oldest first. Call inside the transaction
+     * that recomputes them: if it rolls back, the marks come back. SKIP LOCKED lets several
+     * analyzers share the work. The queue is append-only (writers never wait on it), so the
+     * same (server, hour) may come back more than once: `taken` counts rows, `marks` is deduped.
      */
-    async takeDirty(limit: number): Promise<DirtyMark[]> {
-      return sql<DirtyMark[]>`
-        DELETE FROM rollup_dirty WHERE (server_id, hour) IN (
-          SELECT server_id, hour FROM rollup_dirty ORDER BY hour LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+    async takeDirty(limit: number): Promise<{ taken: number; marks: DirtyMark[] }> {
+      const rows = await sql<DirtyMark[]>`
+        DELETE FROM rollup_dirty WHERE id IN (
+          SELECT id FROM rollup_dirty ORDER BY id LIMIT ${limit} FOR UPDATE SKIP LOCKED)
         RETURNING server_id, hour`;
+      const unique = new Map<string, DirtyMark>();
+      for (const m of rows) unique.set(`${m.server_id}|${m.hour.getTime()}`, m);
+      return { taken: rows.length, marks: [...unique.values()] };
     },
 
+    /** Marks (server, hour) pairs for the analyzer. Append-only: never waits on other writers. */
     async markDirty(marks: DirtyMark[]): Promise<void> {
       if (marks.length === 0) return;
       await sql`
         INSERT INTO rollup_dirty (server_id, hour)
         SELECT DISTINCT s, date_trunc('hour', h) FROM unnest(${marks.map((m) => m.server_id)}::bigint[],
-          ${marks.map((m) => m.hour.toISOString())}::timestamptz[]) AS x(s, h)
-        ON CONFLICT DO NOTHING`;
+          ${marks.map((m) => m.hour.toISOString())}::timestamptz[]) AS x(s, h)`;
     },
 
     async dirtyCount(): Promise<number> {

@@ -1,4 +1,4 @@
-import type { SqlOrTx } from '../client.ts';
+import { inTransaction, type SqlOrTx } from '../client.ts';
 
 export type ServerSource = 'registered' | 'reported' | 'imported';
 
@@ -135,7 +135,7 @@ export function serversRepository(sql: SqlOrTx) {
           WHERE next_probe_at <= ${opts.now}
           ORDER BY next_probe_at
           LIMIT ${opts.limit}
-          FOR UPDATE SKIP LOCKED
+          FOR NO KEY UPDATE SKIP LOCKED
         )
         UPDATE servers s
         SET next_probe_at = ${opts.now}::timestamptz
@@ -147,11 +147,19 @@ export function serversRepository(sql: SqlOrTx) {
     /** Gives claimed slots back (their jobs could not be enqueued), so the servers stay due. */
     async releaseClaims(claims: DueServer[]): Promise<void> {
       if (claims.length === 0) return;
-      await sql`
-        UPDATE servers s SET next_probe_at = c.slot
-        FROM jsonb_to_recordset(${sql.json(claims.map((c) => ({ id: c.id, slot: c.slot.toISOString() })))}::jsonb)
-          AS c(id bigint, slot timestamptz)
-        WHERE s.id = c.id`;
+      // Rows locked in id order first (a statement of its own, so every lock is taken before
+      // the update starts), like every multi-row writer of servers: no deadlock.
+      const byId = [...claims].sort((a, b) => a.id - b.id);
+      await inTransaction(sql, async (tx) => {
+        await tx`
+          SELECT id FROM servers WHERE id = ANY(${byId.map((c) => c.id)}::bigint[])
+          ORDER BY id FOR NO KEY UPDATE`;
+        await tx`
+          UPDATE servers s SET next_probe_at = c.slot
+          FROM unnest(${byId.map((c) => c.id)}::bigint[], ${byId.map((c) => c.slot.toISOString())}::timestamptz[])
+            AS c(id, slot)
+          WHERE s.id = c.id`;
+      });
     },
 
     /** Makes a server due now (e.g. just registered, or an operator asked for a probe). */

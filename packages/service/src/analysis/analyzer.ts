@@ -86,12 +86,15 @@ export async function analyzeDirty(
   for (;;) {
     const taken = await sql.begin(async (tx) => {
       const rollups = rollupsRepository(tx);
-      const marks = await rollups.takeDirty(chunk);
-      if (marks.length === 0) return 0;
-      await rollups.recompute(marks);
+      const { taken, marks } = await rollups.takeDirty(chunk);
+      if (taken === 0) return 0;
+      // Lock the servers first, in id order, as every multi-row writer of servers does (probe
+      // batches too): overlapping passes and probe batches then wait in turn, never in a cycle.
       const ids = [...new Set(marks.map((m) => m.server_id))];
       const servers = await tx<{ id: number; category: string }[]>`
-        SELECT id, category FROM servers WHERE id = ANY(${ids}::bigint[])`;
+        SELECT id, category FROM servers WHERE id = ANY(${ids}::bigint[])
+        ORDER BY id FOR NO KEY UPDATE`;
+      await rollups.recompute(marks);
       const analyzed = await analyzeServers(tx, servers, baselines, now);
       await saveAnalysis(tx, analyzed, baselines, now);
       total.servers += analyzed.length;
@@ -99,7 +102,7 @@ export async function analyzeDirty(
         total.anomaliesOpened += a.opened;
         total.anomaliesCleared += a.cleared;
       }
-      return marks.length;
+      return taken;
     });
     total.marks += taken;
     if (taken < chunk) return total;

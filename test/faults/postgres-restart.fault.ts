@@ -127,15 +127,10 @@ describe('Postgres restarted during load (distributed mode)', () => {
     expect(outcome.exits.scheduler).toEqual({ code: 0, signal: null });
   });
 
-  // Fails today, two bugs (see docs/operations.md "Known limits" and the fault-test report):
-  //  1. postgres.js 3.4.9 Connection.nextWrite runs from a setImmediate after closed() has set
-  //     the socket to null → uncaught TypeError "Cannot read properties of null (reading
-  //     'write')" kills the API process in about half of the runs (upstream porsager/postgres
-  //     #1154, #1208).
-  //  2. While Postgres is away, queries queue inside postgres.js (no acquire timeout) instead of
-  //     failing: most requests hang for the whole outage, and reconnects back off to 20 s, so
-  //     the API answers again only ~20 s after Postgres is back.
-  it.fails('stays up, refuses with 503 problems (never hangs) while Postgres is away, recovers by itself', () => {
+  // Both halves once failed: postgres.js crashed the process from a setImmediate after a
+  // connection closed (patched, see patches/), and queued queries until Postgres returned
+  // (the API now refuses at once while the database watchdog finds it away).
+  it('stays up, refuses with 503 problems (never hangs) while Postgres is away, recovers by itself', () => {
     const { ledger, downAt, upAt, recoveredAt, aliveAfter, exits } = outcome;
     expect(aliveAfter.api).toBe(true);
     expect(exits.api).toEqual({ code: 0, signal: null });

@@ -4,6 +4,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { mcpRoutes } from './mcp/mcp.routes.ts';
 import { badgeRoutes } from './pages/badge.routes.ts';
 import { pagesRoutes } from './pages/pages.routes.ts';
+import { registerDatabaseGate } from './plugins/database-gate.ts';
 import { registerInputGuard } from './plugins/input-guard.ts';
 import { registerMetrics } from './plugins/metrics.ts';
 import { registerOpenApi } from './plugins/openapi.ts';
@@ -48,6 +49,7 @@ export async function buildApp(runtime: Runtime, options: BuildAppOptions = {}):
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerProblemDetails(app);
+  registerDatabaseGate(app, runtime);
   registerInputGuard(app);
   await registerRateLimits(app, runtime);
   await registerOpenApi(app, runtime);

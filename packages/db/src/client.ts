@@ -3,6 +3,7 @@ import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import postgres from 'postgres';
+import { type DatabaseAvailability, watchAvailability } from './availability.ts';
 
 export type Sql = postgres.Sql;
 /** A pool or a transaction: what repository functions that may run inside `sql.begin` take. */
@@ -18,6 +19,11 @@ export interface Database {
   mode: 'embedded' | 'postgres';
   /** Where the data lives, for start-up messages (no credentials). */
   location: string;
+  /**
+   * False while the watchdog (see `watchAvailability` option) finds Postgres away: refuse new
+   * work at once instead of queueing it. Always true when not watched, and in embedded mode.
+   */
+  available(): boolean;
   close(): Promise<void>;
 }
 
@@ -30,6 +36,9 @@ export interface OpenDatabaseOptions {
   poolMax?: number;
   /** Called for server notices; silent by default. */
   onNotice?: (notice: postgres.Notice) => void;
+  /** A real Postgres: watch it on a connection of its own, so available() can say it is away. */
+  watchAvailability?: boolean;
+  onAvailabilityChange?: (available: boolean) => void;
 }
 
 // int8 (bigint) arrives as a string by default; every bigint we store (ids, counts, leaf
@@ -53,6 +62,9 @@ function clientOptions(max: number, onNotice?: (n: postgres.Notice) => void) {
     connection: { jit: 'off', application_name: 'mcp-trust-observatory' },
     idle_timeout: 60,
     max_lifetime: 60 * 30,
+    // Reconnect within half a second once Postgres is back (the default backs off to 20 s,
+    // which kept the API refusing long after a restart had finished).
+    backoff: (retries: number) => Math.min(0.05 * 2 ** retries, 0.5),
   } satisfies postgres.Options<Record<string, postgres.PostgresType>>;
 }
 
@@ -66,11 +78,18 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
   if (options.databaseUrl) {
     const sql = postgres(options.databaseUrl, clientOptions(options.poolMax ?? 10, options.onNotice));
     const u = new URL(options.databaseUrl);
+    const watchdog: DatabaseAvailability | null = options.watchAvailability
+      ? watchAvailability(options.databaseUrl, { onChange: options.onAvailabilityChange })
+      : null;
     return {
       sql,
       mode: 'postgres',
       location: `${u.protocol}//${u.hostname}:${u.port || 5432}${u.pathname}`,
-      close: () => sql.end({ timeout: 5 }),
+      available: () => watchdog?.available ?? true,
+      async close() {
+        await watchdog?.stop();
+        await sql.end({ timeout: 5 });
+      },
     };
   }
 
@@ -88,6 +107,8 @@ export async function openDatabase(options: OpenDatabaseOptions = {}): Promise<D
     sql,
     mode: 'embedded',
     location: pgdata,
+    // in-process: it cannot be away while this process runs
+    available: () => true,
     async close() {
       if (closed) return;
       closed = true;

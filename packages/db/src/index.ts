@@ -1,3 +1,4 @@
+export * from './availability.ts';
 export * from './client.ts';
 export * from './meta.ts';
 export * from './migrate.ts';

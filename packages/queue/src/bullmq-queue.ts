@@ -163,19 +163,33 @@ export class BullmqQueue implements JobQueue {
   }
 
   async close(graceMs = 10_000): Promise<void> {
-    // worker.close() waits for active jobs; past the grace period, force it (the jobs are then
-    // picked up again by another worker once their lock expires).
-    await Promise.all(
-      this.workers.map(async (w) => {
-        let timer: NodeJS.Timeout | undefined;
-        const forced = new Promise<void>((resolve) => {
-          timer = setTimeout(() => resolve(w.close(true)), graceMs);
-        });
-        await Promise.race([w.close(), forced]);
-        clearTimeout(timer);
+    // The orderly way: workers let their active jobs finish, then everything closes. It needs
+    // Redis, and its commands never fail while Redis is away (worker connections retry
+    // forever), so it is only given the grace period.
+    const orderly = (async () => {
+      await Promise.all(this.workers.map((w) => w.close()));
+      await Promise.all([...this.queues.values()].map((q) => q.close()));
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    const inTime = await Promise.race([
+      orderly.then(
+        () => true,
+        () => false,
+      ),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), graceMs);
       }),
-    );
-    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    ]);
+    clearTimeout(timer);
+    if (!inTime) {
+      // Past the grace period: force the workers without waiting for Redis to confirm (their
+      // jobs are picked up again by another worker once their lock expires) and drop every
+      // connection, which fails whatever still waits on one.
+      for (const w of this.workers) void w.close(true).catch(() => {});
+      for (const q of this.queues.values()) void q.disconnect().catch(() => {});
+      for (const w of this.workers) void w.disconnect().catch(() => {});
+      orderly.catch(() => {});
+    }
     for (const c of [...this.workerConnections, this.producerConnection]) c.disconnect();
   }
 

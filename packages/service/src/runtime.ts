@@ -39,6 +39,11 @@ export async function openRuntime(config: Config, logger: AppLogger): Promise<Ru
     databaseUrl: config.DATABASE_URL,
     dataDir: config.dataDir,
     poolMax: config.DATABASE_POOL_MAX,
+    watchAvailability: true,
+    onAvailabilityChange: (available) =>
+      available
+        ? logger.info('database answers again')
+        : logger.warn('database unavailable: refusing new work until it answers'),
   });
   return openRuntimeOn(db, config, logger);
 }

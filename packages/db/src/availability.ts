@@ -1,0 +1,101 @@
+import postgres from 'postgres';
+
+/**
+ * Whether Postgres answers, as seen by a watchdog on a connection of its own.
+ *
+ * Why: while Postgres is away, postgres.js keeps queries in its pool's queue (there is no
+ * acquire timeout) and fails only one of them per reconnect attempt, so requests would hang
+ * for the whole outage. With this flag, callers refuse new work at once (the API answers 503)
+ * and only what was already queued waits, for at most one fast reconnect cycle.
+ */
+export interface DatabaseAvailability {
+  /** False from the first failed check until the next good one. */
+  readonly available: boolean;
+  /** Resolves once the next check has run (tests, start-up). */
+  settled(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface AvailabilityOptions {
+  /** Pause between checks while Postgres answers. */
+  intervalMs?: number;
+  /** Pause between checks while it does not (recovery is noticed this fast). */
+  downIntervalMs?: number;
+  /** A check slower than this counts as a failure. */
+  timeoutMs?: number;
+  onChange?: (available: boolean) => void;
+}
+
+export function watchAvailability(databaseUrl: string, opts: AvailabilityOptions = {}): DatabaseAvailability {
+  const intervalMs = opts.intervalMs ?? 1_000;
+  const downIntervalMs = opts.downIntervalMs ?? 250;
+  const timeoutMs = opts.timeoutMs ?? 1_000;
+  const sql = postgres(databaseUrl, {
+    max: 1,
+    connect_timeout: Math.ceil(timeoutMs / 1000),
+    idle_timeout: 0,
+    // retry the connection every 100 ms: this client exists to notice recovery quickly
+    backoff: () => 0.1,
+    onnotice: () => {},
+    connection: { application_name: 'mcp-trust-observatory-watchdog' },
+  });
+  let available = true;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let waiters: Array<() => void> = [];
+
+  // A check that timed out may still sit in the client's queue: never stack another behind it.
+  let inFlight: Promise<unknown> | null = null;
+
+  async function check() {
+    let ok = false;
+    if (!inFlight) {
+      const query = sql`SELECT 1`;
+      inFlight = query.then(
+        () => (inFlight = null),
+        () => (inFlight = null),
+      );
+      ok = await answersWithin(query, timeoutMs);
+    }
+    if (stopped) return;
+    if (ok !== available) {
+      available = ok;
+      opts.onChange?.(ok);
+    }
+    const done = waiters;
+    waiters = [];
+    for (const resolve of done) resolve();
+    timer = setTimeout(check, ok ? intervalMs : downIntervalMs);
+    timer.unref();
+  }
+  void check();
+
+  return {
+    get available() {
+      return available;
+    },
+    settled: () => new Promise((resolve) => waiters.push(resolve)),
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      for (const resolve of waiters) resolve();
+      await sql.end({ timeout: 1 });
+    },
+  };
+}
+
+async function answersWithin(query: PromiseLike<unknown>, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      Promise.resolve(query).then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      }),
+    ]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -43,6 +43,7 @@ export function startScheduler(runtime: Runtime, options: SchedulerOptions = {})
   const tickMs = options.tickMs ?? 1_000;
   let running: Promise<void> | null = null;
   let stopped = false;
+  let lastThrottleWarning = 0;
 
   const tick = async () => {
     if (running) return running; // never overlap ticks
@@ -52,6 +53,13 @@ export function startScheduler(runtime: Runtime, options: SchedulerOptions = {})
         const stats = await dispatchDueProbes(runtime, now);
         recordSchedulerTick(stats);
         if (stats.claimed > 0) runtime.logger.debug(stats, 'probes dispatched');
+        if (stats.throttled && Date.now() - lastThrottleWarning > 60_000) {
+          lastThrottleWarning = Date.now();
+          runtime.logger.warn(
+            { backlog: stats.backlog, max: runtime.config.PROBE_MAX_BACKLOG },
+            'probe backlog full: due servers wait (add workers)',
+          );
+        }
         for (const p of PERIODIC) {
           await runtime.queue.enqueue(p.name, [
             { id: jobIds.periodic(p.name, now, p.periodMs), payload: { reason: 'schedule' } },

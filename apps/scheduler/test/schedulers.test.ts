@@ -50,6 +50,48 @@ describe('several schedulers on real Redis and Postgres', () => {
     expect(counts.probe.waiting + counts.probe.active + counts.probe.completed).toBe(300);
   });
 
+  it('stop claiming while the probe backlog is full, and take the rest once it drains', async () => {
+    const a = await createTestRuntime({ redis: true, env: { PROBE_MAX_BACKLOG: '40' } });
+    open.push(a);
+    for (let i = 0; i < 100; i++) {
+      await a.repos.servers.upsert({
+        url: `http://127.0.0.1:9/b${i}`,
+        name: `b${i}`,
+        category: 'other',
+        source: 'registered',
+      });
+    }
+    const now = new Date(Date.now() + 1_000);
+    // no worker consumes: the first tick fills the backlog to the cap, the next claims nothing
+    const first = await dispatchDueProbes(a, now, 25);
+    expect(first).toMatchObject({ claimed: 40, backlog: 0, throttled: true });
+    const second = await dispatchDueProbes(a, now, 25);
+    expect(second).toMatchObject({ claimed: 0, backlog: 40, throttled: true });
+    expect((await a.queue.counts()).probe.waiting).toBe(40);
+    // the servers left unclaimed are still due: nothing was skipped
+    const [due] = await a.db.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM servers WHERE next_probe_at <= ${now}`;
+    expect(due!.n).toBe(60);
+
+    // a worker drains the backlog; the scheduler then claims the rest, still within the cap
+    let probed = 0;
+    await a.queue.consume(
+      {
+        probe: async () => {
+          probed++;
+        },
+      },
+      { probe: 10 },
+    );
+    await until(async () => (await a.queue.backlog('probe')) === 0);
+    const third = await dispatchDueProbes(a, now, 25);
+    expect(third.claimed).toBe(40);
+    await until(async () => (await a.queue.backlog('probe')) === 0);
+    const fourth = await dispatchDueProbes(a, now, 25);
+    expect(fourth).toMatchObject({ claimed: 20, throttled: false });
+    await until(async () => probed === 100);
+  });
+
   it('make one compliance snapshot per server per day', async () => {
     const a = await createTestRuntime({ redis: true });
     open.push(a);

@@ -51,6 +51,12 @@ export const envSchema = z.object({
   PROBE_INTERVAL_S: int(5, 86_400).default(300),
   PROBE_TIMEOUT_MS: int(100, 120_000).default(10_000),
   PROBE_CONCURRENCY: int(1, 5_000).default(100),
+  /**
+   * The scheduler stops claiming due servers while this many probe jobs wait in the queue
+   * (backpressure): past saturation the servers stay due and lag shows it, instead of the queue
+   * growing without bound with a new job per server every interval.
+   */
+  PROBE_MAX_BACKLOG: int(10, 10_000_000).default(20_000),
   /** At most this many probes in flight against one host (per worker). */
   PROBE_PER_HOST_CONCURRENCY: int(1, 1_000).default(4),
   PROBE_ALLOW_PRIVATE_NETWORKS: booleanFlag.default(false),

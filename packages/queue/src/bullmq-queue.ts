@@ -145,6 +145,11 @@ export class BullmqQueue implements JobQueue {
     return out;
   }
 
+  async backlog(name: JobName): Promise<number> {
+    await this.producerReady();
+    return this.queue(name).getJobCountByTypes('waiting', 'prioritized');
+  }
+
   async ping(timeoutMs = 1_000): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     try {

@@ -90,6 +90,10 @@ export class InProcessQueue implements JobQueue {
     return out;
   }
 
+  async backlog(name: JobName): Promise<number> {
+    return this.lanes.get(name)?.waiting.length ?? 0;
+  }
+
   async ping(): Promise<boolean> {
     return true;
   }

@@ -36,6 +36,8 @@ export interface JobQueue {
   /** Starts consuming the named queues with these handlers. */
   consume(handlers: JobHandlers, concurrency: Partial<Record<JobName, number>>): Promise<void>;
   counts(): Promise<Record<JobName, QueueCounts>>;
+  /** Jobs of one queue waiting for a worker (not active, not delayed): one cheap call. */
+  backlog(name: JobName): Promise<number>;
   /** Is the backing store reachable? (always true in-process) */
   ping(): Promise<boolean>;
   /** Stops taking new jobs, lets active ones finish (up to graceMs), closes connections. */

@@ -36,6 +36,18 @@ const dispatched = new Counter({
   registers: [processRegistry],
 });
 
+const probeBacklog = new Gauge({
+  name: 'observatory_probe_backlog',
+  help: 'Probe jobs waiting for a worker when the last scheduler tick began (scale workers on it)',
+  registers: [processRegistry],
+});
+
+const throttledTicks = new Counter({
+  name: 'observatory_scheduler_throttled_ticks_total',
+  help: 'Scheduler ticks that left due servers unclaimed because the probe backlog was at PROBE_MAX_BACKLOG',
+  registers: [processRegistry],
+});
+
 const ticks = new Counter({
   name: 'observatory_scheduler_ticks_total',
   help: 'Scheduler ticks that claimed and dispatched their due servers',
@@ -54,10 +66,17 @@ export function recordProbe(outcome: ProbeOutcome, totalMs: number): void {
 }
 
 /** Records one scheduler tick: how many probes it dispatched and how late the latest slot was. */
-export function recordSchedulerTick(stats: { claimed: number; maxLagSeconds: number }): void {
+export function recordSchedulerTick(stats: {
+  claimed: number;
+  maxLagSeconds: number;
+  backlog: number;
+  throttled: boolean;
+}): void {
   ticks.inc();
   dispatched.inc(stats.claimed);
   schedulerLag.set(stats.maxLagSeconds);
+  probeBacklog.set(stats.backlog);
+  if (stats.throttled) throttledTicks.inc();
 }
 
 let defaultsOn = false;

@@ -11,6 +11,8 @@
  * - REST  GET /api/trust?url=…                        (the baseline)
  * - MCP   POST /mcp tools/call check_trust            (as served: shared McpServer, ExchangeTransport)
  * then once each
+ * - MCP   the same call with no answer memo: every call through the shared McpServer
+ *         (/mcp with answerMemo: false, on a bare Fastify: no input guard, metrics or logger)
  * - MCP   the same call through the SDK's web transport and a fresh McpServer per request
  *         (/mcp with sharedServerForPlainRequests: false — the path initialize and edge cases take)
  * - MCP   POST /mcp tools/list                         (prepared listing, no database)
@@ -96,9 +98,13 @@ const app = await buildApp(runtime, { logRequests: false, services });
 // The SDK-transport-only variant of /mcp, on the same services.
 const sdkOnly = Fastify({ bodyLimit: 64 * 1024 });
 await mcpRoutes(sdkOnly, services, { sharedServerForPlainRequests: false });
+// The served path without the memo of shared answers: what a call costs when it is not a repeat.
+const noMemo = Fastify({ bodyLimit: 64 * 1024 });
+await mcpRoutes(noMemo, services, { answerMemo: false });
 try {
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
   const sdkBase = await sdkOnly.listen({ host: '127.0.0.1', port: 0 });
+  const noMemoBase = await noMemo.listen({ host: '127.0.0.1', port: 0 });
   // A tracked server, so both paths do the full lookup and evaluation (not the found:false shortcut).
   await services.reports.ingest({ server_url: SERVER_URL, success: true, latency_ms: 120 }, {});
 
@@ -121,7 +127,7 @@ try {
   // The answers must be the same body before their speed means anything.
   type Body = Record<string, unknown>;
   const restBody = (await (await fetch(restUrl)).json()) as Body;
-  for (const mcpBase of [base, sdkBase]) {
+  for (const mcpBase of [base, sdkBase, noMemoBase]) {
     const answer = (await (await fetch(`${mcpBase}/mcp`, mcpCall as RequestInit)).json()) as {
       result: { structuredContent: Body };
     };
@@ -140,6 +146,8 @@ try {
     restRuns.push(await load('REST GET /api/trust', restUrl));
     mcpRuns.push(await load('MCP check_trust (as served)', `${base}/mcp`, mcpCall));
   }
+  await load('warm-up', `${noMemoBase}/mcp`, mcpCall);
+  const noMemoRun = await load('MCP check_trust (no answer memo)', `${noMemoBase}/mcp`, mcpCall);
   await load('warm-up', `${sdkBase}/mcp`, mcpCall);
   const sdkRun = await load('MCP check_trust (SDK transport, server per request)', `${sdkBase}/mcp`, mcpCall);
   const listRun = await load('MCP tools/list (as served)', `${base}/mcp`, {
@@ -162,7 +170,7 @@ try {
   const mcpCpuRate = mean(mcpRuns.map((r) => r.requests_per_cpu_s));
   const ratio = mcpRate / restRate;
   const cpuRatio = mcpCpuRate / restCpuRate;
-  const rows = [...restRuns, ...mcpRuns, sdkRun, listRun];
+  const rows = [...restRuns, ...mcpRuns, noMemoRun, sdkRun, listRun];
   console.log('');
   console.table(
     rows.map((r) => ({
@@ -212,6 +220,7 @@ try {
         rest_requests_per_cpu_s: Math.round(restCpuRate),
         mcp_check_trust_requests_per_cpu_s: Math.round(mcpCpuRate),
         mcp_to_rest_cpu_ratio: Math.round(cpuRatio * 1000) / 1000,
+        no_memo_to_rest_cpu_ratio: Math.round((noMemoRun.requests_per_cpu_s / restCpuRate) * 1000) / 1000,
         sdk_transport_to_rest_cpu_ratio: Math.round((sdkRun.requests_per_cpu_s / restCpuRate) * 1000) / 1000,
         target_ratio: TARGET_RATIO,
         meets_target: ratio >= TARGET_RATIO,
@@ -224,6 +233,7 @@ try {
   );
   console.log('wrote bench-results/mcp.json');
 } finally {
+  await noMemo.close();
   await sdkOnly.close();
   await app.close();
   await runtime.close();

@@ -75,7 +75,8 @@ export type ContextOf = (extra: { requestId: RequestId }) => ToolContext;
  * An MCP server exposing the registry's tools over the shared service layer, cheap enough to
  * make per stateless request: schemas and descriptions come prepared, the validator is shared
  * and tools/list is answered from the prepared listing (`cachedToolList: false` leaves the
- * SDK's own tools/list in place, for comparison).
+ * SDK's own tools/list in place, for comparison; the tools then keep their output schema in the
+ * SDK too, which the listing shows).
  */
 export function createMcpServer(
   registry: ToolRegistry,
@@ -86,12 +87,16 @@ export function createMcpServer(
     { name: 'mcp-trust-observatory', title: SERVICE_NAME, version: SERVICE_VERSION },
     { instructions: INSTRUCTIONS, jsonSchemaValidator },
   );
+  const sdkListing = options.cachedToolList === false;
   for (const { tool, config } of registry.configs) {
-    server.registerTool(tool.name, config, (args: Record<string, unknown>, extra) =>
+    // runTool checks the output against the schema (once per shared answer); McpServer would
+    // check it again on every call. Only a server listing its tools itself needs the schema.
+    const registered = sdkListing ? config : { ...config, outputSchema: undefined };
+    server.registerTool(tool.name, registered, (args: Record<string, unknown>, extra) =>
       runTool(tool, args, contextOf(extra)),
     );
   }
-  if (options.cachedToolList !== false) {
+  if (!sdkListing) {
     // Replaces the handler registerTool installed; tools/call (validation, isError) stays the SDK's.
     server.server.setRequestHandler(ListToolsRequestSchema, () => registry.listing);
   }

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ExchangeTransport, isPlainRequest } from './exchange-transport.ts';
 import { createMcpServer, createToolRegistry } from './mcp-server.ts';
 import { originGuard } from './origin-guard.ts';
+import { AnswerMemo, responseJson } from './shared-answers.ts';
 import type { ToolContext, ToolDefinition } from './tool-definition.ts';
 import { MCP_TOOL_DEFINITIONS } from './tools/index.ts';
 
@@ -17,6 +18,12 @@ export interface McpRoutesOptions {
   tools?: readonly ToolDefinition[];
   /** Serve plain single requests on one shared server (default true; tests compare with the SDK path). */
   sharedServerForPlainRequests?: boolean;
+  /**
+   * Answer a tools/call identical to one answered with a shared answer a moment ago (a trust
+   * answer, for up to a second) with that response, not through the server again (default
+   * true; bench:mcp measures without).
+   */
+  answerMemo?: boolean;
 }
 
 /** Errors at the HTTP edge as the transport itself answers them: a JSON-RPC error with id null. */
@@ -66,6 +73,10 @@ const toWebRequest = (request: FastifyRequest) =>
  * transport was slower still: it converts the raw request and streams the Response back
  * through @hono/node-server.
  *
+ * A tools/call identical to one just answered with a shared answer (check_trust: the trust
+ * answer /api/trust sends, current for up to a second) is answered from AnswerMemo without
+ * going through the server again; its result is already JSON text (shared-answers.ts).
+ *
  * No sessions, so no server-initiated stream (GET) and nothing to terminate (DELETE): both 405.
  */
 export async function mcpRoutes(app: FastifyInstance, services: Services, options: McpRoutesOptions = {}) {
@@ -78,16 +89,17 @@ export async function mcpRoutes(app: FastifyInstance, services: Services, option
     options.sharedServerForPlainRequests === false
       ? undefined
       : createMcpServer(registry, (extra) => exchanges.contextOf(extra.requestId) ?? fallbackContext);
+  const memo = options.answerMemo === false ? undefined : new AnswerMemo();
   if (shared) {
     await shared.connect(exchanges);
     app.addHook('onClose', () => shared.close());
   }
 
-  const checkOrigin = async (request: FastifyRequest, reply: FastifyReply) => {
+  // a callback hook (no promise per request); a refusal is the reply, so done() is not called
+  const checkOrigin = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const { origin } = request.headers;
-    if (!originAllowed(origin)) {
-      return sendJsonRpcError(reply, 403, SERVER_ERROR, `Forbidden: Origin ${origin} is not allowed`);
-    }
+    if (originAllowed(origin)) return done();
+    sendJsonRpcError(reply, 403, SERVER_ERROR, `Forbidden: Origin ${origin} is not allowed`);
   };
 
   // Bad JSON, a body over the limit or a wrong content type: answered in JSON-RPC terms too.
@@ -105,12 +117,15 @@ export async function mcpRoutes(app: FastifyInstance, services: Services, option
   app.post('/mcp', routeOptions, async (request, reply) => {
     const context: ToolContext = { services, log: request.log };
     if (shared && isPlainRequest(request)) {
+      const known = memo?.answer(request.body);
+      if (known !== undefined) return reply.header('content-type', 'application/json').send(known);
       const response = await exchanges.exchange(
         request.body,
         { requestInfo: requestInfoOf(request) },
         context,
       );
-      return reply.header('content-type', 'application/json').send(response);
+      const json = memo ? memo.respond(request.body, response) : responseJson(response);
+      return reply.header('content-type', 'application/json').send(json);
     }
     const server = createMcpServer(registry, () => context);
     const transport = new WebStandardStreamableHTTPServerTransport({

@@ -1,7 +1,14 @@
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { getParseErrorMessage, safeParseAsync } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import {
+  type CallToolResult,
+  ErrorCode,
+  McpError,
+  type ToolAnnotations,
+} from '@modelcontextprotocol/sdk/types.js';
 import { HttpProblem, MCP_TOOLS, type Services } from '@observatory/service';
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
+import { isSharedAnswer, sharedResult } from './shared-answers.ts';
 
 export type McpToolName = (typeof MCP_TOOLS)[number]['name'];
 
@@ -52,10 +59,12 @@ export function describeTool(tool: ToolDefinition): string {
 
 /** A successful result: the structured content, and the same JSON as text for clients that only read text. */
 export function toolResult(structured: Record<string, unknown>): CallToolResult {
-  return {
-    content: [{ type: 'text', text: JSON.stringify(structured) }],
-    structuredContent: structured,
-  };
+  return (
+    sharedResult(structured) ?? {
+      content: [{ type: 'text', text: JSON.stringify(structured) }],
+      structuredContent: structured,
+    }
+  );
 }
 
 /** An error the agent can act on. No structuredContent: clients check it against the output schema. */
@@ -73,12 +82,40 @@ export async function runTool(
   context: ToolContext,
 ): Promise<CallToolResult> {
   try {
-    return toolResult((await tool.run(args, context)) as Record<string, unknown>);
+    const structured = (await tool.run(args, context)) as Record<string, unknown>;
+    const invalid = await outputProblem(tool, structured);
+    if (invalid) {
+      context.log.error({ tool: tool.name, problem: invalid }, 'MCP tool answered outside its output schema');
+      return toolError(invalid);
+    }
+    return toolResult(structured);
   } catch (error) {
     if (error instanceof HttpProblem) return toolError(problemMessage(error));
     context.log.error({ err: error, tool: tool.name }, 'MCP tool failed');
     return toolError('Something went wrong on our side; it has been logged. Retry shortly.');
   }
+}
+
+/** Structured results already checked, with the output schema they passed. */
+const checkedOutputs = new WeakMap<object, z.ZodObject>();
+
+/**
+ * The check McpServer makes of structuredContent against the tool's output schema (same parse,
+ * same message), done here instead so that an answer shared between calls is checked once:
+ * createMcpServer registers the tools without their output schema.
+ */
+async function outputProblem(tool: ToolDefinition, structured: Record<string, unknown>) {
+  if (checkedOutputs.get(structured) === tool.outputSchema) return undefined;
+  const parsed = await safeParseAsync(tool.outputSchema, structured);
+  if (!parsed.success) {
+    return new McpError(
+      ErrorCode.InvalidParams,
+      `Output validation error: Invalid structured content for tool ${tool.name}: ${getParseErrorMessage(parsed.error)}`,
+    ).message;
+  }
+  // only answers shared between calls come back: others are new objects each time
+  if (isSharedAnswer(structured)) checkedOutputs.set(structured, tool.outputSchema);
+  return undefined;
 }
 
 function problemMessage(problem: HttpProblem): string {

@@ -1,11 +1,45 @@
 import { boundedText, type Services, serverUrlSchema } from '@observatory/service';
 import type { FastifyInstance } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import type { FastifyRouteSchemaDef, FastifyValidationResult } from 'fastify/types/schema.js';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { type ZodType, z } from 'zod';
 
 const serverIdentifier = boundedText(2048).min(1, {
   error: 'name the server: its URL (URL-encoded), slug or name',
 });
+
+/**
+ * The querystring check of /api/trust (zod, as everywhere), remembering the URLs it accepted:
+ * the same popular servers are asked about thousands of times a second, and the schema's trim
+ * and two URL parses cost more than sending the ready answer. Only a lone string `url` is
+ * remembered (the accepted, trimmed value), at most ACCEPTED_URLS of them; anything else, and
+ * every refusal, goes through zod each time.
+ */
+function rememberingAcceptedUrls<S>(route: FastifyRouteSchemaDef<S>): FastifyValidationResult {
+  const validate = validatorCompiler(route as unknown as FastifyRouteSchemaDef<ZodType>);
+  if (route.httpPart !== 'querystring') return validate;
+  const accepted = new Map<string, string>();
+  return (data) => {
+    const query = data as Record<string, unknown>;
+    const raw = query.url;
+    if (typeof raw !== 'string') return validate(data);
+    let keys = 0;
+    for (const _ in query) keys++;
+    if (keys !== 1) return validate(data);
+    const url = accepted.get(raw);
+    if (url !== undefined) return { value: { url } };
+    const result = validate(data) as { value?: { url: string } };
+    if (result.value) {
+      if (accepted.size >= ACCEPTED_URLS) accepted.delete(accepted.keys().next().value as string);
+      accepted.set(raw, result.value.url);
+    }
+    return result;
+  };
+}
+const ACCEPTED_URLS = 10_000;
+
+/** What Fastify sends a serialized object as. */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 export function trustRoutes(app: FastifyInstance, services: Services) {
   const api = app.withTypeProvider<ZodTypeProvider>();
@@ -20,8 +54,17 @@ export function trustRoutes(app: FastifyInstance, services: Services) {
           'Scores above 70 indicate reliable servers, below 30 risky ones. An untracked server answers 200 with found:false and trust_score null.',
         querystring: z.object({ url: serverUrlSchema }),
       },
+      validatorCompiler: rememberingAcceptedUrls,
     },
-    async (request) => services.trust.checkTrust(request.query.url),
+    // The answer comes with its JSON text (shared by every ask within a second): sent as it
+    // is, and at once when it is ready (no promise to wait on: this is the busiest route).
+    (request, reply) => {
+      const ready = services.trust.readyAnswer(request.query.url);
+      if (ready) return reply.type(JSON_TYPE).send(ready.json);
+      return services.trust
+        .trustAnswer(request.query.url)
+        .then((answer) => reply.type(JSON_TYPE).send(answer.json));
+    },
   );
 
   api.get(

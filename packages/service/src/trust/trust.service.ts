@@ -20,11 +20,93 @@ export type AnalyzedServerRow = ServerRow & {
 const FIND_CACHE_MS = 1_000;
 const FIND_CACHE_SIZE = 10_000;
 
+/**
+ * The answer of /api/trust and check_trust (COMPAT.md fields), shared between asks: read it,
+ * never change it.
+ */
+export type TrustCheck = ReturnType<typeof trustView> | ReturnType<typeof notTracked>;
+
+/** A trust answer with its JSON text, made once and sent as it is by every route that serves it. */
+export interface TrustAnswer {
+  readonly body: TrustCheck;
+  readonly json: string;
+  /** Until when (ms since the epoch) it is the answer to give: 0 for one made for a single ask. */
+  readonly reusableUntil: number;
+}
+
+const answerOf = (body: TrustCheck, reusableUntil = 0): TrustAnswer => ({
+  body,
+  json: JSON.stringify(body),
+  reusableUntil,
+});
+
 /** How long an agent may reuse a verdict before asking again. */
 export const VERDICT_TTL_SECONDS = 300;
 
 const percent = (ratio: number | null | undefined) =>
   ratio === null || ratio === undefined ? null : Math.round(ratio * 10_000) / 100;
+
+/** The COMPAT.md body of /api/trust and check_trust for a tracked server. */
+function trustView(server: AnalyzedServerRow, trust: TrustAssessment, now: Date, base: string) {
+  const s = server.stats;
+  return {
+    found: true as const,
+    server_url: server.url,
+    name: server.name,
+    slug: server.slug,
+    category: server.category,
+    trust_score: trust.score,
+    verdict: trust.verdict,
+    reason_code: trust.reason_code,
+    reason: trust.reason,
+    evidence: trust.evidence,
+    confidence: trust.confidence,
+    metrics: {
+      // agent-reported calls and their success over 30 days (what agents experienced)
+      total_calls: s?.reports_30d.total ?? 0,
+      success_rate: s?.reports_30d.success_rate ?? null,
+      // our own probes: latency over the last 24 h, uptime over real windows (percent)
+      avg_latency_ms: s?.latency_24h.mean_ms ?? null,
+      p50_latency_ms: s?.latency_24h.p50_ms ?? null,
+      p95_latency_ms: s?.latency_24h.p95_ms ?? null,
+      p99_latency_ms: s?.latency_24h.p99_ms ?? null,
+      uptime_24h: percent(s?.uptime.uptime_24h.ratio),
+      uptime_7d: percent(s?.uptime.uptime_7d.ratio),
+      uptime_30d: percent(s?.uptime.uptime_30d.ratio),
+      probes_24h: s?.uptime.uptime_24h.probes ?? 0,
+      agents_30d: s?.distinct_agents_30d ?? 0,
+    },
+    recent_7d: {
+      interactions: s?.reports_7d.total ?? 0,
+      success_rate: s?.reports_7d.success_rate ?? null,
+      avg_latency_ms: s?.reports_7d.avg_latency_ms ?? null,
+    },
+    components: trust.components,
+    first_seen: server.created_at.toISOString(),
+    last_checked: server.last_probe_at?.toISOString() ?? null,
+    last_outcome: server.last_outcome,
+    last_up: server.last_up_at?.toISOString() ?? null,
+    last_error: server.last_error,
+    last_error_time: server.last_error_at?.toISOString() ?? null,
+    tool_count: server.tools?.length ?? null,
+    protocol_version: server.protocol_version,
+    checked_at: now.toISOString(),
+    status_url: `${base}/servers/${server.slug}`,
+  };
+}
+
+/** The answer about a server we do not track: made per ask, so that registering shows at once. */
+function notTracked(serverUrl: string, base: string) {
+  return {
+    found: false as const,
+    server_url: serverUrl,
+    trust_score: null,
+    verdict: 'UNCERTAIN' as const,
+    evidence: 'none' as const,
+    reason_code: 'not_tracked',
+    message: `This server is not tracked yet, so there is no runtime evidence about it. Register it (POST ${base}/api/register) to start probing.`,
+  };
+}
 
 /**
  * The questions agents ask about one server — /api/trust, /agent-query and the check_trust
@@ -47,17 +129,22 @@ export function trustService(deps: {
   /**
    * Found server rows are cached for FIND_CACHE_MS: agents ask about the same popular servers
    * over and over, and a row at most a second old still reflects every probe that finished
-   * more than a second ago (the verdict itself is recomputed from it at each ask). Misses are
-   * not cached, so a server registered a moment ago is found at once.
+   * more than a second ago. Misses are not cached, so a server registered a moment ago is found
+   * at once. The /api/trust and check_trust answer made from a cached row is kept beside it,
+   * with its JSON text, for as long as the row: evaluating, shaping and serializing it again
+   * for each of thousands of asks a second would only change checked_at.
    */
-  const cache = new Map<string, { at: number; row: AnalyzedServerRow }>();
+  const cache = new Map<string, { at: number; row: AnalyzedServerRow; answer?: TrustAnswer }>();
+  /** Lookups under way, so that the asks arriving together when an entry expires share one query. */
+  const lookups = new Map<string, Promise<AnalyzedServerRow | undefined>>();
 
-  /** A server by URL (normalized), slug or display name; undefined when we do not track it. */
-  async function find(identifier: string): Promise<AnalyzedServerRow | undefined> {
-    const text = identifier.trim();
-    const nowMs = Date.now();
+  function cached(text: string) {
     const hit = cache.get(text);
-    if (hit && nowMs - hit.at < FIND_CACHE_MS) return hit.row;
+    return hit && Date.now() - hit.at < FIND_CACHE_MS ? hit : undefined;
+  }
+
+  async function lookUp(text: string): Promise<AnalyzedServerRow | undefined> {
+    const at = Date.now();
     const isUrl = /^https?:\/\//i.test(text) && URL.canParse(text);
     const row = (
       isUrl
@@ -65,81 +152,61 @@ export function trustService(deps: {
         : await runtime.repos.servers.findByIdentifier(text)
     ) as AnalyzedServerRow | undefined;
     if (row) {
+      cache.delete(text);
       if (cache.size >= FIND_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-      cache.set(text, { at: nowMs, row });
+      cache.set(text, { at, row });
     }
     return row;
   }
 
-  /** The COMPAT.md body of /api/trust and check_trust for a tracked server. */
-  function trustView(server: AnalyzedServerRow, trust: TrustAssessment, now: Date) {
-    const s = server.stats;
-    return {
-      found: true as const,
-      server_url: server.url,
-      name: server.name,
-      slug: server.slug,
-      category: server.category,
-      trust_score: trust.score,
-      verdict: trust.verdict,
-      reason_code: trust.reason_code,
-      reason: trust.reason,
-      evidence: trust.evidence,
-      confidence: trust.confidence,
-      metrics: {
-        // agent-reported calls and their success over 30 days (what agents experienced)
-        total_calls: s?.reports_30d.total ?? 0,
-        success_rate: s?.reports_30d.success_rate ?? null,
-        // our own probes: latency over the last 24 h, uptime over real windows (percent)
-        avg_latency_ms: s?.latency_24h.mean_ms ?? null,
-        p50_latency_ms: s?.latency_24h.p50_ms ?? null,
-        p95_latency_ms: s?.latency_24h.p95_ms ?? null,
-        p99_latency_ms: s?.latency_24h.p99_ms ?? null,
-        uptime_24h: percent(s?.uptime.uptime_24h.ratio),
-        uptime_7d: percent(s?.uptime.uptime_7d.ratio),
-        uptime_30d: percent(s?.uptime.uptime_30d.ratio),
-        probes_24h: s?.uptime.uptime_24h.probes ?? 0,
-        agents_30d: s?.distinct_agents_30d ?? 0,
-      },
-      recent_7d: {
-        interactions: s?.reports_7d.total ?? 0,
-        success_rate: s?.reports_7d.success_rate ?? null,
-        avg_latency_ms: s?.reports_7d.avg_latency_ms ?? null,
-      },
-      components: trust.components,
-      first_seen: server.created_at.toISOString(),
-      last_checked: server.last_probe_at?.toISOString() ?? null,
-      last_outcome: server.last_outcome,
-      last_up: server.last_up_at?.toISOString() ?? null,
-      last_error: server.last_error,
-      last_error_time: server.last_error_at?.toISOString() ?? null,
-      tool_count: server.tools?.length ?? null,
-      protocol_version: server.protocol_version,
-      checked_at: now.toISOString(),
-      status_url: `${base}/servers/${server.slug}`,
-    };
+  /** A server by URL (normalized), slug or display name; undefined when we do not track it. */
+  async function find(identifier: string): Promise<AnalyzedServerRow | undefined> {
+    const text = identifier.trim();
+    const hit = cached(text);
+    if (hit) return hit.row;
+    let lookup = lookups.get(text);
+    if (!lookup) {
+      lookup = lookUp(text).finally(() => lookups.delete(text));
+      lookups.set(text, lookup);
+    }
+    return lookup;
+  }
+
+  async function evaluated(server: AnalyzedServerRow, reusableUntil = 0): Promise<TrustAnswer> {
+    const now = new Date();
+    return answerOf(trustView(server, await assess(server, now), now, base), reusableUntil);
+  }
+
+  /** /api/trust?url= and check_trust: the answer and its JSON text (see the cache above). */
+  async function trustAnswer(serverUrl: string): Promise<TrustAnswer> {
+    const text = serverUrl.trim();
+    const hit = cached(text);
+    if (hit) {
+      hit.answer ??= await evaluated(hit.row, hit.at + FIND_CACHE_MS);
+      return hit.answer;
+    }
+    const server = await find(text);
+    if (!server) return answerOf(notTracked(serverUrl, base));
+    // the entry find() has just filled keeps the answer for the asks that follow
+    const entry = cached(text);
+    if (entry?.row !== server) return evaluated(server);
+    entry.answer ??= await evaluated(server, entry.at + FIND_CACHE_MS);
+    return entry.answer;
   }
 
   return {
     find,
     assess,
+    trustAnswer,
+
+    /** The answer about this server if one was made within the cache's second; no waiting. */
+    readyAnswer(serverUrl: string): TrustAnswer | undefined {
+      return cached(serverUrl.trim())?.answer;
+    },
 
     /** /api/trust?url= and check_trust: COMPAT.md fields, 200 with found:false when untracked. */
-    async checkTrust(serverUrl: string) {
-      const now = new Date();
-      const server = await find(serverUrl);
-      if (!server) {
-        return {
-          found: false as const,
-          server_url: serverUrl,
-          trust_score: null,
-          verdict: 'UNCERTAIN' as const,
-          evidence: 'none' as const,
-          reason_code: 'not_tracked',
-          message: `This server is not tracked yet, so there is no runtime evidence about it. Register it (POST ${base}/api/register) to start probing.`,
-        };
-      }
-      return trustView(server, await assess(server, now), now);
+    async checkTrust(serverUrl: string): Promise<TrustCheck> {
+      return (await trustAnswer(serverUrl)).body;
     },
 
     /**

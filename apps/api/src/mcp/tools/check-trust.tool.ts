@@ -1,5 +1,6 @@
 import { serverUrlSchema } from '@observatory/service';
 import { z } from 'zod';
+import { shareAnswer } from '../shared-answers.ts';
 import { defineTool } from '../tool-definition.ts';
 import { maybeNumber, maybeString, maybeTimestamp, trustScoreField, verdictField } from './output-fields.ts';
 
@@ -55,5 +56,9 @@ export const checkTrustTool = defineTool({
     status_url: z.string().optional(),
   }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  run: (args, { services }) => services.trust.checkTrust(args.server_url),
+  // the answer /api/trust sends, with its JSON text, shared for as long as the service shares it
+  run: async (args, { services }) => {
+    const answer = await services.trust.trustAnswer(args.server_url);
+    return shareAnswer(answer.body, answer.json, answer.reusableUntil);
+  },
 });

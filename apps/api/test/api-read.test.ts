@@ -287,6 +287,21 @@ describe.each(MODES)('public read API over real data ($mode)', ({ options }) => 
     it('needs url', async () => {
       expectProblem(await get('/api/trust'), 400);
     });
+
+    it('checks url alike at every ask (the URLs it accepted are remembered, refusals are not)', async () => {
+      const spaced = encodeURIComponent(`  ${url.healthy} `);
+      for (let ask = 0; ask < 2; ask++) {
+        expectProblem(await get('/api/trust?url=not-a-url'), 400);
+        expectProblem(await get('/api/trust?url=ftp%3A%2F%2Fexample.com%2Fmcp'), 400);
+        expectProblem(await get(`/api/trust?url=${spaced}&url=${spaced}`), 400);
+        for (const path of [`/api/trust?url=${spaced}`, `/api/trust?url=${spaced}&other=1`]) {
+          const res = await get(path);
+          expect(res.statusCode).toBe(200);
+          expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+          expect(res.json()).toMatchObject({ found: true, server_url: url.healthy });
+        }
+      }
+    });
   });
 
   describe('GET /api/leaderboard', () => {

@@ -1,13 +1,16 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { type CallToolResult, LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { createServices, type Services } from '@observatory/service';
 import { createTestRuntime, type TestRuntime } from '@observatory/service/testing';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { buildApp } from '../src/app.ts';
 import { mcpRoutes } from '../src/mcp/mcp.routes.ts';
 import { createMcpServer, createToolRegistry } from '../src/mcp/mcp-server.ts';
+import { defineTool, toolResult } from '../src/mcp/tool-definition.ts';
 import { MCP_TOOL_DEFINITIONS } from '../src/mcp/tools/index.ts';
 
 /**
@@ -71,6 +74,39 @@ describe('MCP fast paths answer as the SDK does', () => {
     expect(listed[0]).toEqual(listed[1]);
   });
 
+  it('refuses a structured answer outside the output schema with the result McpServer gives', async () => {
+    // runTool makes this check (once per shared answer) instead of McpServer (on every call)
+    const outputSchema = z.object({ score: z.number() });
+    const answerOf = async (server: McpServer) => {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await server.connect(serverSide);
+      const client = new Client({ name: 'output-check', version: '1.0.0' });
+      await client.connect(clientSide);
+      const result = (await client.callTool({ name: 'check_trust', arguments: {} })) as CallToolResult;
+      await client.close();
+      return result;
+    };
+    const offSchema = defineTool({
+      name: 'check_trust',
+      title: 'Off schema',
+      guidance: '',
+      inputSchema: z.object({}),
+      outputSchema,
+      annotations: {},
+      run: async () => ({ score: 'high' }) as unknown as { score: number },
+    });
+    const ours = await answerOf(
+      createMcpServer(createToolRegistry([offSchema]), () => ({ services, log: app.log })),
+    );
+    const sdkServer = new McpServer({ name: 'sdk-check', version: '1.0.0' });
+    sdkServer.registerTool('check_trust', { inputSchema: z.object({}), outputSchema }, async () =>
+      toolResult({ score: 'high' }),
+    );
+    const theirs = await answerOf(sdkServer);
+    expect(theirs.isError).toBe(true);
+    expect(ours).toEqual(theirs);
+  });
+
   it('answers plain requests on the shared server as on a fresh server behind the SDK transport', async () => {
     const call = (id: number | string, name: string, args: unknown) => ({
       jsonrpc: '2.0',
@@ -82,6 +118,8 @@ describe('MCP fast paths answer as the SDK does', () => {
       { jsonrpc: '2.0', id: 1, method: 'tools/list' },
       { jsonrpc: '2.0', id: 'ping-1', method: 'ping' },
       call(2, 'check_trust', { server_url: TRACKED }),
+      // the same call again: answered from the memo of shared answers on the shared server
+      call('2-again', 'check_trust', { server_url: TRACKED }),
       call('three', 'check_trust', { server_url: 'no url' }),
       call(4, 'get_server_history', { server_url: 'http://127.0.0.1:9/unknown' }),
       call(5, 'no_such_tool', {}),

@@ -34,6 +34,15 @@ export interface TrustAnswer {
   readonly reusableUntil: number;
 }
 
+interface CacheEntry {
+  /** When the row was read (ms since the epoch). */
+  at: number;
+  row: AnalyzedServerRow;
+  /** The answer made from the row, once asked for; `ready` once it is made. */
+  answer?: Promise<TrustAnswer>;
+  ready?: TrustAnswer;
+}
+
 const answerOf = (body: TrustCheck, reusableUntil = 0): TrustAnswer => ({
   body,
   json: JSON.stringify(body),
@@ -134,7 +143,7 @@ export function trustService(deps: {
    * with its JSON text, for as long as the row: evaluating, shaping and serializing it again
    * for each of thousands of asks a second would only change checked_at.
    */
-  const cache = new Map<string, { at: number; row: AnalyzedServerRow; answer?: TrustAnswer }>();
+  const cache = new Map<string, CacheEntry>();
   /** Lookups under way, so that the asks arriving together when an entry expires share one query. */
   const lookups = new Map<string, Promise<AnalyzedServerRow | undefined>>();
 
@@ -172,6 +181,21 @@ export function trustService(deps: {
     return lookup;
   }
 
+  /** The answer of a cache entry: made once (asks arriving meanwhile wait for the same one). */
+  function entryAnswer(entry: CacheEntry): Promise<TrustAnswer> {
+    entry.answer ??= evaluated(entry.row, entry.at + FIND_CACHE_MS).then(
+      (answer) => {
+        entry.ready = answer;
+        return answer;
+      },
+      (error: unknown) => {
+        entry.answer = undefined;
+        throw error;
+      },
+    );
+    return entry.answer;
+  }
+
   async function evaluated(server: AnalyzedServerRow, reusableUntil = 0): Promise<TrustAnswer> {
     const now = new Date();
     return answerOf(trustView(server, await assess(server, now), now, base), reusableUntil);
@@ -181,17 +205,12 @@ export function trustService(deps: {
   async function trustAnswer(serverUrl: string): Promise<TrustAnswer> {
     const text = serverUrl.trim();
     const hit = cached(text);
-    if (hit) {
-      hit.answer ??= await evaluated(hit.row, hit.at + FIND_CACHE_MS);
-      return hit.answer;
-    }
+    if (hit) return hit.ready ?? entryAnswer(hit);
     const server = await find(text);
     if (!server) return answerOf(notTracked(serverUrl, base));
     // the entry find() has just filled keeps the answer for the asks that follow
     const entry = cached(text);
-    if (entry?.row !== server) return evaluated(server);
-    entry.answer ??= await evaluated(server, entry.at + FIND_CACHE_MS);
-    return entry.answer;
+    return entry?.row === server ? entryAnswer(entry) : evaluated(server);
   }
 
   return {
@@ -201,7 +220,7 @@ export function trustService(deps: {
 
     /** The answer about this server if one was made within the cache's second; no waiting. */
     readyAnswer(serverUrl: string): TrustAnswer | undefined {
-      return cached(serverUrl.trim())?.answer;
+      return cached(serverUrl.trim())?.ready;
     },
 
     /** /api/trust?url= and check_trust: COMPAT.md fields, 200 with found:false when untracked. */

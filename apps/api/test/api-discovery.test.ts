@@ -155,7 +155,7 @@ describe('discovery documents', () => {
       );
       for (const route of [
         'POST /agent/auth',
-        'GET /agent-query/{*}',
+        'GET /agent-query/{server}',
         'GET /v1/verify-receipt',
         'POST /v1/verify-receipt',
         'GET /api/trust',
@@ -175,7 +175,11 @@ describe('discovery documents', () => {
       ]) {
         expect(listed).toContain(route);
       }
-      expect(spec.paths['/agent-query/{*}'].get.security).toEqual([{ bearerAuth: [] }]);
+      const agentQuery = spec.paths['/agent-query/{server}'].get;
+      expect(agentQuery.security).toEqual([{ bearerAuth: [] }]);
+      expect(agentQuery.parameters).toEqual([
+        expect.objectContaining({ in: 'path', name: 'server', required: true }),
+      ]);
       expect(spec.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
       const report = spec.paths['/api/report'].post.requestBody.content['application/json'].schema;
       expect(report.required).toEqual(expect.arrayContaining(['server_url', 'success']));

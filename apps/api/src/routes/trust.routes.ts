@@ -3,10 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import type { FastifyRouteSchemaDef, FastifyValidationResult } from 'fastify/types/schema.js';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { type ZodType, z } from 'zod';
+import { namedWildcard } from '../plugins/openapi.ts';
 
-const serverIdentifier = boundedText(2048).min(1, {
-  error: 'name the server: its URL (URL-encoded), slug or name',
-});
+const serverIdentifier = boundedText(2048)
+  .min(1, { error: 'name the server: its URL (URL-encoded), slug or name' })
+  .describe("The server's URL (URL-encoded), slug or name");
 
 /**
  * The querystring check of /api/trust (zod, as everywhere), remembering the URLs it accepted:
@@ -78,6 +79,8 @@ export function trustRoutes(app: FastifyInstance, services: Services) {
         params: z.object({ '*': serverIdentifier }),
         security: [{ bearerAuth: [] }],
       },
+      // documented as /agent-query/{server}: the wildcard takes URLs with their slashes too
+      config: { swaggerTransform: namedWildcard('server') },
     },
     async (request, reply) => {
       const answer = await services.trust.agentQuery(request.params['*'], request.headers.authorization);

@@ -21,7 +21,11 @@
  * Targets: /api/trust ≥ 50 % of bare with p99 ≤ 25 ms; /agent-query ≥ 30 % of bare;
  * POST /api/report ≥ 10,000/s with zero loss.
  * Env: BENCH_SECONDS (default 10), BENCH_MODES (default "distributed,embedded"),
- * BENCH_CPU_PROF=1 (write a V8 CPU profile of each observatory process to bench-results/profiles).
+ * BENCH_CPU_PROF=1 (write a V8 CPU profile of each observatory process to bench-results/profiles),
+ * BENCH_ROWS (default "trust,agent-query,report": which observatory rows to measure; the bare rows
+ * they compare with always run).
+ * In distributed mode the CPU of the Postgres backends serving the bench database is read from
+ * /proc too (db cpu µs/req), so a limit in the database shows up next to one in the api process.
  * Writes bench-results/api.json.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
@@ -46,6 +50,7 @@ const MODES = (process.env.BENCH_MODES ?? 'distributed,embedded').split(',') as 
   'distributed' | 'embedded'
 >;
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+const ROWS = new Set((process.env.BENCH_ROWS ?? 'trust,agent-query,report').split(','));
 const CONNECTIONS = 100;
 const WARM_UP_SECONDS = 2;
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -79,6 +84,36 @@ interface Served {
   stop(): Promise<void>;
 }
 
+function processCpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // after the ") ": state is field 3, so utime (14) and stime (15) are at 11 and 12
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+}
+
+/**
+ * CPU of the backends connected to one database. The pool keeps its connections, so a backend
+ * that appears between two readings counts from zero (its start-up is a few ms at most).
+ */
+function dbCpuReader(db: Database, name: string): DbCpu {
+  const seen = new Map<number, number>();
+  let total = 0;
+  return async () => {
+    const rows = await db.sql<{ pid: number }[]>`
+      SELECT pid FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`;
+    for (const { pid } of rows) {
+      let now: number;
+      try {
+        now = processCpuSeconds(pid);
+      } catch {
+        continue; // ended meanwhile
+      }
+      total += now - (seen.get(pid) ?? 0);
+      seen.set(pid, now);
+    }
+    return total;
+  };
+}
+
 async function startProcess(args: string[], env: NodeJS.ProcessEnv): Promise<Served> {
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
@@ -95,9 +130,7 @@ async function startProcess(args: string[], env: NodeJS.ProcessEnv): Promise<Ser
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new Error(`${args.at(-1)} exited (${child.exitCode ?? child.signalCode}) during the bench`);
       }
-      const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      // after the ") ": state is field 3, so utime (14) and stime (15) are at 11 and 12
-      return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+      return processCpuSeconds(child.pid!);
     },
     async stop() {
       if (child.exitCode !== null) return;
@@ -113,6 +146,9 @@ async function startProcess(args: string[], env: NodeJS.ProcessEnv): Promise<Ser
 // ---------------------------------------------------------------------------------------------
 // Load.
 
+/** CPU seconds used so far by the Postgres backends of one database (distributed mode). */
+type DbCpu = () => Promise<number>;
+
 interface Row {
   name: string;
   requests_per_s: number;
@@ -124,6 +160,8 @@ interface Row {
   errors: number;
   /** CPU of the serving process per answered request (robust to other load on the machine). */
   server_cpu_us_per_request: number;
+  /** CPU of the Postgres backends of the bench database per answered request (null: not measured). */
+  db_cpu_us_per_request: number | null;
   ratio_to_bare: number | null;
   ratio_to_bare_cpu: number | null;
 }
@@ -136,6 +174,7 @@ interface Request {
   amount?: number;
   /** Duration when no amount is given (default BENCH_SECONDS). */
   seconds?: number;
+  dbCpu?: DbCpu | undefined;
 }
 
 async function load(name: string, server: Served, pathAndQuery: string, request: Request = {}): Promise<Row> {
@@ -147,8 +186,10 @@ async function load(name: string, server: Served, pathAndQuery: string, request:
   if (request.body) args.push('-b', request.body);
   args.push(`${server.url}${pathAndQuery}`);
   const cpuBefore = server.cpuSeconds();
+  const dbBefore = await request.dbCpu?.();
   const { stdout } = await run(AUTOCANNON, args, { maxBuffer: 64 * 1024 * 1024 });
   const cpu = server.cpuSeconds() - cpuBefore;
+  const dbCpu = dbBefore === undefined ? null : (await request.dbCpu!()) - dbBefore;
   const r = JSON.parse(stdout);
   if (name !== 'warm-up') {
     console.log(
@@ -165,6 +206,7 @@ async function load(name: string, server: Served, pathAndQuery: string, request:
     non_2xx: r.non2xx,
     errors: r.errors + r.timeouts,
     server_cpu_us_per_request: Math.round((cpu * 1e6) / Math.max(1, r.requests.total)),
+    db_cpu_us_per_request: dbCpu === null ? null : Math.round((dbCpu * 1e6) / Math.max(1, r.requests.total)),
     ratio_to_bare: null,
     ratio_to_bare_cpu: null,
   };
@@ -265,12 +307,14 @@ async function benchMode(mode: 'distributed' | 'embedded', bare: Served): Promis
   let env: NodeJS.ProcessEnv;
   let cleanUp: () => Promise<void>;
   let reopen: () => Promise<Database>;
+  let dbCpu: DbCpu | undefined;
   if (mode === 'distributed') {
     const testDb = await createTestDatabase();
     const prefix = `bench-api-${randomBytes(4).toString('hex')}`;
     db = testDb;
     env = observatoryEnv({ DATABASE_URL: testDb.url, REDIS_URL, QUEUE_PREFIX: prefix });
     reopen = async () => testDb;
+    dbCpu = dbCpuReader(testDb, new URL(testDb.url).pathname.slice(1));
     cleanUp = async () => {
       await testDb.drop();
       await deleteQueueKeys(REDIS_URL, prefix).catch(() => 0);
@@ -286,7 +330,8 @@ async function benchMode(mode: 'distributed' | 'embedded', bare: Served): Promis
 
   const seeded = await seed(db);
   if (mode === 'embedded') await db.close();
-  const profileDir = path.resolve('bench-results/profiles', mode);
+  // per bench process, so two benches on one machine do not mix their profiles
+  const profileDir = path.resolve('bench-results/profiles', `${mode}-${process.pid}`);
   const observatory = await startProcess(
     [
       ...(CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
@@ -321,74 +366,98 @@ async function benchMode(mode: 'distributed' | 'embedded', bare: Served): Promis
       load('warm-up', s, p, { ...r, seconds: WARM_UP_SECONDS });
 
     console.log(`\n${mode}: ${SECONDS} s per measurement, ${CONNECTIONS} connections`);
-    await warm(bare, '/hello');
-    const bareGet = await load('bare fastify GET /hello', bare, '/hello');
-    await warm(observatory, trustPath);
-    const trustRow = compare(await load('GET /api/trust', observatory, trustPath), bareGet);
-    await warm(observatory, queryPath, { headers: auth });
-    const queryRow = compare(
-      await load('GET /agent-query (signed)', observatory, queryPath, { headers: auth }),
-      bareGet,
-    );
-
-    const post = { method: 'POST', headers: json, body: reportBody };
-    await warm(bare, '/echo', post);
-    const barePost = await load('bare fastify POST /echo', bare, '/echo', post);
-    // Fixed amounts (the first one sized for about 2 s, and a warm-up), so every request sent is
-    // answered and the count of 2xx answers is exact.
-    const calibration = await load('warm-up', observatory, '/api/report', { ...post, amount: 20_000 });
-    const amount = Math.max(20_000, Math.round(calibration.requests_per_s * SECONDS));
-    const reportRow = compare(
-      await load('POST /api/report', observatory, '/api/report', { ...post, amount }),
-      barePost,
-    );
-
-    // Zero loss: every 2xx answered is a row, counted straight from the database once the
-    // observatory has stopped (a graceful stop drains nothing here: acknowledged means stored).
-    await observatory.stop();
-    const readBack = await reopen();
-    const stored = await reportRows(readBack, seeded.serverId).finally(() =>
-      readBack === db ? undefined : readBack.close(),
-    );
-    const acknowledged = calibration.responses_2xx + reportRow.responses_2xx;
-    const rows = [bareGet, trustRow, queryRow, barePost, reportRow];
-    return {
-      mode,
-      rows,
-      reports: { acknowledged, stored, lost: acknowledged - stored },
-      targets: {
-        trust_ratio: {
-          value: trustRow.ratio_to_bare!,
-          target: `≥ ${TARGETS.trustRatio}`,
-          met: trustRow.ratio_to_bare! >= TARGETS.trustRatio,
-        },
-        trust_p99_ms: {
-          value: trustRow.latency_p99_ms,
-          target: `≤ ${TARGETS.trustP99Ms}`,
-          met: trustRow.latency_p99_ms <= TARGETS.trustP99Ms,
-        },
-        agent_query_ratio: {
-          value: queryRow.ratio_to_bare!,
-          target: `≥ ${TARGETS.agentQueryRatio}`,
-          met: queryRow.ratio_to_bare! >= TARGETS.agentQueryRatio,
-        },
-        reports_per_s: {
-          value: reportRow.requests_per_s,
-          target: `≥ ${TARGETS.reportsPerS}`,
-          met: reportRow.requests_per_s >= TARGETS.reportsPerS,
-        },
-        reports_lost: {
-          value: acknowledged - stored,
-          target: '= 0 (and no non-2xx)',
-          met: acknowledged === stored && reportRow.non_2xx + calibration.non_2xx === 0,
-        },
-        answers_all_2xx: {
-          value: trustRow.non_2xx + queryRow.non_2xx + trustRow.errors + queryRow.errors,
-          target: '= 0',
-          met: trustRow.non_2xx + queryRow.non_2xx + trustRow.errors + queryRow.errors === 0,
-        },
-      },
+    const rows: Row[] = [];
+    const targets: ModeResult['targets'] = {};
+    const target = (name: string, value: number, text: string, met: boolean) => {
+      targets[name] = { value, target: text, met };
     };
+    if (ROWS.has('trust') || ROWS.has('agent-query')) {
+      await warm(bare, '/hello');
+      const bareGet = await load('bare fastify GET /hello', bare, '/hello');
+      rows.push(bareGet);
+      if (ROWS.has('trust')) {
+        await warm(observatory, trustPath);
+        const trustRow = compare(await load('GET /api/trust', observatory, trustPath, { dbCpu }), bareGet);
+        rows.push(trustRow);
+        target(
+          'trust_ratio',
+          trustRow.ratio_to_bare!,
+          `≥ ${TARGETS.trustRatio}`,
+          trustRow.ratio_to_bare! >= TARGETS.trustRatio,
+        );
+        target(
+          'trust_p99_ms',
+          trustRow.latency_p99_ms,
+          `≤ ${TARGETS.trustP99Ms}`,
+          trustRow.latency_p99_ms <= TARGETS.trustP99Ms,
+        );
+        target(
+          'trust_all_2xx',
+          trustRow.non_2xx + trustRow.errors,
+          '= 0',
+          trustRow.non_2xx + trustRow.errors === 0,
+        );
+      }
+      if (ROWS.has('agent-query')) {
+        await warm(observatory, queryPath, { headers: auth });
+        const queryRow = compare(
+          await load('GET /agent-query (signed)', observatory, queryPath, { headers: auth, dbCpu }),
+          bareGet,
+        );
+        rows.push(queryRow);
+        target(
+          'agent_query_ratio',
+          queryRow.ratio_to_bare!,
+          `≥ ${TARGETS.agentQueryRatio}`,
+          queryRow.ratio_to_bare! >= TARGETS.agentQueryRatio,
+        );
+        target(
+          'agent_query_all_2xx',
+          queryRow.non_2xx + queryRow.errors,
+          '= 0',
+          queryRow.non_2xx + queryRow.errors === 0,
+        );
+      }
+    }
+
+    let reports: ModeResult['reports'] = { acknowledged: 0, stored: 0, lost: 0 };
+    if (ROWS.has('report')) {
+      const post = { method: 'POST', headers: json, body: reportBody };
+      await warm(bare, '/echo', post);
+      const barePost = await load('bare fastify POST /echo', bare, '/echo', post);
+      // Fixed amounts (the first one sized for about 2 s, and a warm-up), so every request sent is
+      // answered and the count of 2xx answers is exact.
+      const calibration = await load('warm-up', observatory, '/api/report', { ...post, amount: 20_000 });
+      const amount = Math.max(20_000, Math.round(calibration.requests_per_s * SECONDS));
+      const reportRow = compare(
+        await load('POST /api/report', observatory, '/api/report', { ...post, amount, dbCpu }),
+        barePost,
+      );
+      rows.push(barePost, reportRow);
+
+      // Zero loss: every 2xx answered is a row, counted straight from the database once the
+      // observatory has stopped (a graceful stop drains nothing here: acknowledged means stored).
+      await observatory.stop();
+      const readBack = await reopen();
+      const stored = await reportRows(readBack, seeded.serverId).finally(() =>
+        readBack === db ? undefined : readBack.close(),
+      );
+      const acknowledged = calibration.responses_2xx + reportRow.responses_2xx;
+      reports = { acknowledged, stored, lost: acknowledged - stored };
+      target(
+        'reports_per_s',
+        reportRow.requests_per_s,
+        `≥ ${TARGETS.reportsPerS}`,
+        reportRow.requests_per_s >= TARGETS.reportsPerS,
+      );
+      target(
+        'reports_lost',
+        acknowledged - stored,
+        '= 0 (and no non-2xx)',
+        acknowledged === stored && reportRow.non_2xx + calibration.non_2xx === 0,
+      );
+    }
+    return { mode, rows, reports, targets };
   } finally {
     await observatory.stop();
     await cleanUp();
@@ -399,7 +468,17 @@ async function benchMode(mode: 'distributed' | 'embedded', bare: Served): Promis
 // Output.
 
 function printTable(result: ModeResult) {
-  const header = ['route', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'cpu µs/req', 'cpu ratio', 'non-2xx'];
+  const header = [
+    'route',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'ratio',
+    'cpu µs/req',
+    'cpu ratio',
+    'db cpu µs/req',
+    'non-2xx',
+  ];
   const lines = result.rows.map((r) => [
     r.name,
     String(r.requests_per_s),
@@ -408,6 +487,7 @@ function printTable(result: ModeResult) {
     r.ratio_to_bare === null ? '—' : `${Math.round(r.ratio_to_bare * 100)} %`,
     String(r.server_cpu_us_per_request),
     r.ratio_to_bare_cpu === null ? '—' : `${Math.round(r.ratio_to_bare_cpu * 100)} %`,
+    r.db_cpu_us_per_request === null ? '—' : String(r.db_cpu_us_per_request),
     String(r.non_2xx + r.errors),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));

@@ -9,9 +9,12 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   auditLeafData,
+  auditLeafTemplate,
   auditRepository,
+  inTransaction,
   type NewAuditEvent,
   openDatabase,
+  pipelinedTransaction,
   signingKeysRepository,
 } from '../src/index.ts';
 import { createTestDatabase, type TestDatabase } from '../src/test-database.ts';
@@ -81,6 +84,78 @@ describe('audit log in Postgres', () => {
     await db.sql`DELETE FROM audit_events WHERE idx = 90`;
     const deleted = await auditAgainstCheckpoint(leaves(), signed.checkpoint);
     expect(deleted.valid).toBe(false);
+  });
+});
+
+describe('leaf data made before the index is known', () => {
+  it('is byte for byte the leaf data of the event with its index', () => {
+    const tricky: NewAuditEvent = {
+      ...event(5),
+      // text that looks like the index member must not be taken for it
+      agent_id: '"idx":-1,"x":"\\"idx\\":-1',
+      event_id: 'evt_"idx":-1',
+      payload: { idx: -1, nested: { idx: '"idx":-1' }, emoji: '🚀', quote: '"' },
+    };
+    for (const e of [event(1), event(2), tricky]) {
+      const leaf = auditLeafTemplate(e);
+      for (const idx of [0, 7, 123_456_789]) expect(leaf(idx)).toBe(auditLeafData({ ...e, idx }));
+    }
+  });
+});
+
+describe('pipelined transactions', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase({ poolMax: 2 });
+    await db.sql`CREATE TABLE pipelined (id int PRIMARY KEY)`;
+  });
+  afterAll(async () => db?.drop());
+
+  const ids = async () =>
+    (await db.sql<{ id: number }[]>`SELECT id FROM pipelined ORDER BY id`).map((r) => r.id);
+
+  it('commits what the body queued, after reading what it needed in between', async () => {
+    const result = await pipelinedTransaction(db.sql, async (tx) => {
+      const first = tx`INSERT INTO pipelined VALUES (1)`.execute();
+      // the transaction sees its own first row before the second round trip
+      const [[seen]] = await Promise.all([
+        tx<{ n: number }[]>`SELECT count(*)::int AS n FROM pipelined`,
+        first,
+      ]);
+      // code written for a transaction does not open a nested one on this connection
+      const nested = inTransaction(tx, (inner) => inner`INSERT INTO pipelined VALUES (2)`);
+      return { result: seen!.n, inFlight: [nested, tx`INSERT INTO pipelined VALUES (3)`.execute()] };
+    });
+    expect(result).toBe(1);
+    expect(await ids()).toEqual([1, 2, 3]);
+  });
+
+  it('keeps nothing when a statement fails, and hands back the error of that statement', async () => {
+    const failing = pipelinedTransaction(db.sql, async (tx) => ({
+      result: null,
+      inFlight: [
+        tx`INSERT INTO pipelined VALUES (10)`.execute(),
+        tx`INSERT INTO pipelined VALUES (1)`.execute(), // duplicate key: 23505
+        tx`INSERT INTO pipelined VALUES (11)`.execute(),
+      ],
+    }));
+    await expect(failing).rejects.toMatchObject({ code: '23505' });
+    const earlyFailure = pipelinedTransaction(db.sql, async (tx) => {
+      await Promise.all([tx`INSERT INTO pipelined VALUES (20)`.execute(), tx`SELECT 1 / 0`.execute()]);
+      return { result: null, inFlight: [] };
+    });
+    await expect(earlyFailure).rejects.toMatchObject({ code: '22012' });
+    expect(await ids()).toEqual([1, 2, 3]);
+    // the connections went back to the pool clean: a new transaction works on each
+    await Promise.all(
+      [30, 31].map((id) =>
+        pipelinedTransaction(db.sql, async (tx) => ({
+          result: null,
+          inFlight: [tx`INSERT INTO pipelined VALUES (${id})`.execute()],
+        })),
+      ),
+    );
+    expect(await ids()).toEqual([1, 2, 3, 30, 31]);
   });
 });
 

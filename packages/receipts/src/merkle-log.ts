@@ -55,39 +55,9 @@ export class MerkleLog {
     const oldSize = await this.store.size();
     const newSize = oldSize + leafHashes.length;
     if (leafHashes.length === 0) return { first_index: oldSize, tree_size: oldSize };
-    if (leafHashes.some((hash) => hash.byteLength !== HASH_BYTES)) {
-      throw new TypeError('leaf hashes must be 32-byte SHA-256 digests (see leafHash)');
-    }
-
-    // At level l the old tree has floor(oldSize / 2^l) complete nodes. Where that count is odd and
-    // new nodes arrive at that level, the first new parent pairs an old left node with a new one.
-    const leftSiblings: NodeId[] = [];
-    for (let level = 0, width = 1; Math.floor(newSize / width) > Math.floor(oldSize / width); level++) {
-      const complete = Math.floor(oldSize / width);
-      if (complete % 2 === 1) leftSiblings.push({ level, index: complete - 1 });
-      width *= 2;
-    }
+    const leftSiblings = appendSiblings(oldSize, leafHashes.length);
     const fetched = await this.#fetch(leftSiblings);
-    const oldLeft = new Map(leftSiblings.map((id, i) => [id.level, fetched[i]!]));
-
-    const nodes: TreeNode[] = [];
-    let level = 0;
-    let first = oldSize;
-    let hashes: readonly Hash[] = leafHashes;
-    while (hashes.length > 0) {
-      for (const [offset, hash] of hashes.entries()) nodes.push({ level, index: first + offset, hash });
-      const parents: Hash[] = [];
-      let i = 0;
-      if (first % 2 === 1) {
-        parents.push(nodeHash(oldLeft.get(level)!, hashes[0]!));
-        i = 1;
-      }
-      for (; i + 1 < hashes.length; i += 2) parents.push(nodeHash(hashes[i]!, hashes[i + 1]!));
-      hashes = parents;
-      first = Math.floor(first / 2);
-      level += 1;
-    }
-    await this.store.putNodes(nodes);
+    await this.store.putNodes(appendNodes(oldSize, leftSiblings, fetched, leafHashes));
     return { first_index: oldSize, tree_size: newSize };
   }
 
@@ -157,6 +127,59 @@ export class MerkleLog {
       return hash;
     });
   }
+}
+
+/**
+ * The stored nodes an append of `count` leaves to a tree of `oldSize` pairs with: at level l the
+ * old tree has floor(oldSize / 2^l) complete nodes; where that count is odd and new nodes arrive
+ * at that level, the first new parent pairs the old last node with a new one.
+ */
+export function appendSiblings(oldSize: number, count: number): NodeId[] {
+  const newSize = oldSize + count;
+  const ids: NodeId[] = [];
+  for (let level = 0, width = 1; Math.floor(newSize / width) > Math.floor(oldSize / width); level++) {
+    const complete = Math.floor(oldSize / width);
+    if (complete % 2 === 1) ids.push({ level, index: complete - 1 });
+    width *= 2;
+  }
+  return ids;
+}
+
+/**
+ * Every node an append completes (the new leaves and the inner nodes above them), given the
+ * hashes of the `siblings` from appendSiblings. Pure and synchronous: callers that read the
+ * siblings themselves (in a batch with other statements) build the nodes without a store.
+ */
+export function appendNodes(
+  oldSize: number,
+  siblings: readonly NodeId[],
+  siblingHashes: readonly Hash[],
+  leafHashes: readonly Hash[],
+): TreeNode[] {
+  if (leafHashes.some((hash) => hash.byteLength !== HASH_BYTES)) {
+    throw new TypeError('leaf hashes must be 32-byte SHA-256 digests (see leafHash)');
+  }
+  const oldLeft = new Map(siblings.map((id, i) => [id.level, siblingHashes[i]!]));
+  const nodes: TreeNode[] = [];
+  let level = 0;
+  let first = oldSize;
+  let hashes: readonly Hash[] = leafHashes;
+  while (hashes.length > 0) {
+    for (const [offset, hash] of hashes.entries()) nodes.push({ level, index: first + offset, hash });
+    const parents: Hash[] = [];
+    let i = 0;
+    if (first % 2 === 1) {
+      const left = oldLeft.get(level);
+      if (!left) throw new Error(`audit tree node (${level}, ${first - 1}) is missing`);
+      parents.push(nodeHash(left, hashes[0]!));
+      i = 1;
+    }
+    for (; i + 1 < hashes.length; i += 2) parents.push(nodeHash(hashes[i]!, hashes[i + 1]!));
+    hashes = parents;
+    first = Math.floor(first / 2);
+    level += 1;
+  }
+  return nodes;
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   auditRepository,
   type Checkpoint,
   type NewAuditEvent,
+  pipelinedTransaction,
 } from '@observatory/db';
 import {
   type KeyRing,
@@ -76,9 +77,9 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
 
   const writer = new BatchWriter<VerdictToAttest, IssuedReceipt>(
     (items) =>
-      sql.begin(async (tx) => {
+      pipelinedTransaction(sql, async (tx) => {
         const now = new Date();
-        const { result } = await auditRepository(tx).appendInTransaction(tx, (firstIndex) => {
+        const queue = await auditRepository(tx).startAppend(tx, (firstIndex) => {
           const issued: IssuedReceipt[] = [];
           const events: NewAuditEvent[] = items.map((v, i) => {
             const signed = signReceipt(
@@ -119,7 +120,8 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
           });
           return { events, result: issued };
         });
-        const rows = result.map((r, i) => ({
+        const { result: issued, inFlight } = queue();
+        const rows = issued.map((r, i) => ({
           id: r.receipt_id,
           jws: r.jws,
           server_id: items[i]!.server_id,
@@ -130,8 +132,13 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
           kid: ring.kid,
           audit_index: r.log_index,
         }));
-        await tx`INSERT INTO receipts ${tx(rows)}`;
-        return result;
+        // the receipts rows go in the same round trip as the events and the COMMIT
+        const receipts = tx`
+          INSERT INTO receipts (id, jws, server_id, server_url, verdict, score, issued_at, kid, audit_index)
+          SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS x(id text, jws text,
+            server_id bigint, server_url text, verdict text, score double precision,
+            issued_at timestamptz, kid text, audit_index bigint)`.execute();
+        return { result: issued, inFlight: [...inFlight, receipts] };
       }),
     // one at a time: appends serialise on the audit lock anyway
     { maxBatch: 500, maxConcurrent: 1 },

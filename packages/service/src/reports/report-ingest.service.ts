@@ -3,6 +3,7 @@ import {
   auditRepository,
   type InteractionReportRecord,
   interactionReportsRepository,
+  pipelinedTransaction,
   rollupsRepository,
 } from '@observatory/db';
 import { BatchWriter } from '../batch-writer.ts';
@@ -44,7 +45,8 @@ function newReportId(now: Date): string {
 }
 
 /**
- * Agent reports are buffered and written in batches (one INSERT per ≤ 500 reports or 20 ms).
+ * Agent reports are buffered and written in group-committed batches (up to 1000 reports, two
+ * batches in flight, each one pipelined transaction of two round trips with its audit events).
  * A report is acknowledged only when its batch is committed; if the database cannot take it,
  * the caller gets an error (→ 503) and nothing is acknowledged that could be lost. Scores are
  * not recomputed here: the analyzer folds reports in shortly after (see docs/scoring.md).
@@ -53,36 +55,41 @@ export function reportIngestService(runtime: Runtime, servers: ServerResolver, l
   const writer = new BatchWriter<InteractionReportRecord>(
     // Reports and their audit events commit together: no report without its audit trail.
     (batch) =>
-      runtime.db.sql.begin(async (tx) => {
-        await interactionReportsRepository(tx).insertBatch(batch);
-        // the analyzer folds these hours into rollups and scores within seconds
-        await rollupsRepository(tx).markDirty(
-          batch.map((r) => ({ server_id: r.server_id, hour: r.received_at })),
-        );
-        await auditRepository(tx).appendInTransaction(tx, () => ({
-          events: batch.map((r) => ({
-            event_id: `evt_${r.report_id.slice(4)}`,
-            event_type: 'report' as const,
-            occurred_at: r.received_at,
-            server_id: r.server_id,
-            agent_id: r.agent_id,
-            key_id: r.key_id,
-            receipt_id: null,
-            payload: {
-              report_id: r.report_id,
-              success: r.success,
-              latency_ms: r.latency_ms,
-              tool_name: r.tool_name,
-              error_type: r.error_type,
-              error_message: r.error_message,
-              http_status: r.http_status,
-            },
-          })),
-          result: null,
+      pipelinedTransaction(runtime.db.sql, async (tx) => {
+        const events = batch.map((r) => ({
+          event_id: `evt_${r.report_id.slice(4)}`,
+          event_type: 'report' as const,
+          occurred_at: r.received_at,
+          server_id: r.server_id,
+          agent_id: r.agent_id,
+          key_id: r.key_id,
+          receipt_id: null,
+          payload: {
+            report_id: r.report_id,
+            success: r.success,
+            latency_ms: r.latency_ms,
+            tool_name: r.tool_name,
+            error_type: r.error_type,
+            error_message: r.error_message,
+            http_status: r.http_status,
+          },
         }));
+        // Round trip one: the rows, their dirty marks (the analyzer folds these hours into
+        // rollups and scores within seconds), the append lock and the tree's edge. The rows go
+        // in before the lock is taken, so a second batch inserts its rows while the first one
+        // holds the lock. Round trip two: the audit rows and the COMMIT.
+        const [, , queue] = await Promise.all([
+          interactionReportsRepository(tx).insertBatch(batch),
+          rollupsRepository(tx).markDirty(
+            batch.map((r) => ({ server_id: r.server_id, hour: r.received_at })),
+          ),
+          auditRepository(tx).startAppend(tx, events),
+        ]);
+        return { result: null, inFlight: queue().inFlight };
       }),
-    // Postgres classes 22 (data exception) and 23 (integrity): one report's content, not an outage
-    { maxBatch: 1000, maxConcurrent: 1, isolateOnError: isDataError },
+    // Two batches at once: the audit lock orders their appends, and everything else overlaps.
+    // Postgres classes 22 (data exception) and 23 (integrity): one report's content, not an outage.
+    { maxBatch: 1000, maxConcurrent: 2, isolateOnError: isDataError },
   );
   runtime.beforeDatabaseClose(() => writer.drain());
 

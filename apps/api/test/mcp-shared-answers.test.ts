@@ -1,6 +1,12 @@
 import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { AnswerMemo, responseJson, shareAnswer, sharedResult } from '../src/mcp/shared-answers.ts';
+import {
+  AnswerMemo,
+  constantResult,
+  responseJson,
+  shareAnswer,
+  sharedResult,
+} from '../src/mcp/shared-answers.ts';
 
 /**
  * Shared answers skip work the SDK path would do per call (serializing, answering a repeat);
@@ -46,6 +52,9 @@ describe('shared MCP answers', () => {
     const structured = answer('https://a.example/mcp', NOW + 1_000);
     const result = sharedResult(structured)!;
     expect(sharedResult(structured)).toBe(result);
+    // every call returning the answer marks it again; its result stays the one made first
+    shareAnswer(structured, JSON.stringify(structured), NOW + 1_000);
+    expect(sharedResult(structured)).toBe(result);
     expect(result.structuredContent).toBe(structured);
     expect(result.content).toEqual([{ type: 'text', text: JSON.stringify(structured) }]);
     expect(sharedResult({ other: true })).toBeUndefined();
@@ -57,6 +66,9 @@ describe('shared MCP answers', () => {
       const response = sdkResponse(structured, id);
       expect(responseJson(response)).toBe(JSON.stringify(response));
     }
+    const listing = constantResult({ tools: [{ name: 'check_trust', inputSchema: { type: 'object' } }] });
+    const listed = { result: listing, jsonrpc: '2.0', id: 'list' } as JSONRPCMessage;
+    expect(responseJson(listed)).toBe(JSON.stringify(listed));
     const plain = {
       result: { content: [{ type: 'text', text: 'hello' }] },
       jsonrpc: '2.0',

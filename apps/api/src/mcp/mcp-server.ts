@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { SERVICE_NAME, SERVICE_VERSION } from '@observatory/service';
+import { constantResult } from './shared-answers.ts';
 import { describeTool, runTool, type ToolContext, type ToolDefinition } from './tool-definition.ts';
 
 const INSTRUCTIONS = [
@@ -65,7 +66,8 @@ export function createToolRegistry(tools: readonly ToolDefinition[]): ToolRegist
       outputSchema: toJsonSchemaCompat(tool.outputSchema, { strictUnions: true, pipeStrategy: 'output' }),
     })),
   } as ListToolsResult;
-  return { configs, listing };
+  // its JSON is made once too: the listing is the same object in every tools/list response
+  return { configs, listing: constantResult(listing) };
 }
 
 /** Which context (services, logger) serves a tool call: per server, or per exchange on a shared one. */

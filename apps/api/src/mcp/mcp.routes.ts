@@ -46,11 +46,20 @@ function headersOf(request: FastifyRequest): Record<string, string> {
   return headers;
 }
 
-/** What a tool handler sees of the HTTP request (extra.requestInfo), as the SDK transport gives it. */
-const requestInfoOf = (request: FastifyRequest): RequestInfo => ({
-  headers: request.headers,
-  url: new URL(urlOf(request)),
-});
+/**
+ * What a tool handler sees of the HTTP request (extra.requestInfo), as the SDK transport gives
+ * it; the URL is parsed only if a handler reads it (none of ours does).
+ */
+const requestInfoOf = (request: FastifyRequest): RequestInfo => {
+  let url: URL | undefined;
+  return {
+    headers: request.headers,
+    get url() {
+      url ??= new URL(urlOf(request));
+      return url;
+    },
+  };
+};
 
 /** The Fastify request as the web Request the SDK transport reads. */
 const toWebRequest = (request: FastifyRequest) =>

@@ -16,7 +16,8 @@ interface Shared {
 const shared = new WeakMap<object, Shared>();
 
 export function shareAnswer<T extends object>(structured: T, json: string, reusableUntil: number): T {
-  shared.set(structured, { json, reusableUntil });
+  // every call returning the answer marks it again: the first mark (and its result) stays
+  if (!shared.has(structured)) shared.set(structured, { json, reusableUntil });
   return structured;
 }
 
@@ -54,12 +55,25 @@ export function sharedResult(structured: object): CallToolResult | undefined {
   return entry.result;
 }
 
+/**
+ * Results a handler returns as the same object every time (the prepared tools/list), with their
+ * JSON made once. Handlers other than tools/call hand their result to the transport as it is.
+ */
+const constantResults = new WeakMap<object, ResultText>();
+
+export function constantResult<T extends object>(result: T): T {
+  constantResults.set(result, { json: JSON.stringify(result), reusableUntil: 0 });
+  return result;
+}
+
 /** The result of a response if it is exactly a shared result: one text block and the structure. */
 function sharedResultText(response: JSONRPCMessage): ResultText | undefined {
   if (!('result' in response) || response.jsonrpc !== '2.0' || Object.keys(response).length !== 3) {
     return undefined;
   }
   const result = response.result as Record<string, unknown>;
+  const constant = constantResults.get(result);
+  if (constant) return constant;
   const { content } = result as { content?: unknown };
   if (!Array.isArray(content) || content.length !== 1) return undefined;
   const block = content[0] as { type?: unknown; text?: unknown };

@@ -234,6 +234,14 @@ describe.each(MODES)('agent keys and quotas ($mode)', ({ options }) => {
       );
       // a receipt for each verdict given, none for a refusal
       expect((await receiptsCount()) - receiptsBefore).toBe(50);
+      // and each logged, in the transaction that used its check, at the index it was signed with
+      const logged = await h.runtime.db.sql<{ idx: number; receipt_id: string }[]>`
+        SELECT e.idx, e.receipt_id FROM audit_events e JOIN api_keys k ON k.id = e.key_id
+        WHERE e.event_type = 'agent_query' AND k.used = 50 AND k.trial_limit = 50
+          AND e.receipt_id = ANY(${ok.map((a) => a.json().receipt_id as string)})`;
+      expect(new Map(logged.map((e) => [e.receipt_id, e.idx]))).toEqual(
+        new Map(ok.map((a) => [a.json().receipt_id as string, a.json().log_index as number])),
+      );
     });
 
     async function receiptsCount(): Promise<number> {

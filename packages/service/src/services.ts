@@ -24,7 +24,7 @@ export async function createServices(runtime: Runtime) {
   const servers = serverResolver(runtime);
   const ring = await openKeyRing(runtime);
   const receipts = receiptsService(runtime, ring);
-  const agentKeys = agentKeysService(runtime);
+  const agentKeys = agentKeysService(runtime, receipts);
   const baselines = baselinesCache(runtime);
   const trust = trustService({ runtime, servers, baselines, agentKeys, receipts });
   return {

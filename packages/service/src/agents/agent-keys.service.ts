@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { BatchWriter } from '../batch-writer.ts';
 import { HttpProblem } from '../problem.ts';
+import type { IssuedReceipt, ReceiptsService, VerdictToAttest } from '../receipts/receipts.service.ts';
 import type { Runtime } from '../runtime.ts';
 import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-format.ts';
 
@@ -28,7 +28,7 @@ export function hashClientAddress(ip: string, pepper: string): string {
   return createHash('sha256').update(`${pepper}:${ip}`).digest('hex').slice(0, 32);
 }
 
-export function agentKeysService(runtime: Runtime) {
+export function agentKeysService(runtime: Runtime, receipts: ReceiptsService) {
   const { repos } = runtime;
   const resourceMetadata = `${runtime.config.publicBaseUrl}/.well-known/oauth-protected-resource`;
 
@@ -42,35 +42,6 @@ export function agentKeysService(runtime: Runtime) {
         'www-authenticate': `Bearer realm="mcp-trust-observatory", error="${error}", resource_metadata="${resourceMetadata}"`,
       },
     );
-
-  /**
-   * Check consumption is group-committed: concurrent queries (often on the same key) share one
-   * statement, which grants each key min(asked, remaining) under its row lock and hands the
-   * grants out in arrival order. A per-request UPDATE of one hot row would serialise every
-   * query of a key on that row's lock and a commit each.
-   */
-  type CheckOutcome = { agent: AuthenticatedAgent; remaining: number } | 'unknown' | 'exhausted';
-  const checks = new BatchWriter<Buffer, CheckOutcome>(
-    async (hashes) => {
-      const wanted = new Map<string, number>();
-      for (const h of hashes) wanted.set(h.toString('hex'), (wanted.get(h.toString('hex')) ?? 0) + 1);
-      const grants = await repos.apiKeys.grantChecks(
-        [...wanted].map(([hex, n]) => ({ secretSha256: Buffer.from(hex, 'hex'), wanted: n })),
-      );
-      const byHex = new Map(grants.map((g) => [g.secret_hex, { ...g, handed: 0 }]));
-      return hashes.map((h): CheckOutcome => {
-        const g = byHex.get(h.toString('hex'));
-        if (!g) return 'unknown';
-        if (g.handed >= g.granted) return 'exhausted';
-        g.handed += 1;
-        return {
-          agent: { keyId: g.key.id, keyPrefix: g.key.prefix, scopes: g.key.scopes },
-          remaining: g.remaining_before - g.handed,
-        };
-      });
-    },
-    { maxBatch: 1000, maxConcurrent: 2 },
-  );
 
   /** The key from an Authorization header, checked for form and checksum before any lookup. */
   const parseBearer = (authorization: string | undefined): string => {
@@ -136,17 +107,32 @@ export function agentKeysService(runtime: Runtime) {
     },
 
     /**
-     * Authenticates the bearer key and uses one trust check of it, atomically (group-committed).
-     * 401 for a missing or unknown key, 402 once the allowance is used up. Returns the agent
-     * and the checks remaining after this one.
+     * The SHA-256 of the bearer key, checked for form and checksum (401 problem otherwise) but
+     * not looked up: the lookup and the check it uses happen with the receipt (chargeWithReceipt).
      */
-    async authenticateAndConsume(
-      authorization: string | undefined,
-    ): Promise<{ agent: AuthenticatedAgent; remaining: number }> {
-      const outcome = await checks.write(hashApiKey(parseBearer(authorization)));
-      if (outcome === 'unknown') throw unauthorized('The API key is not known.', 'invalid_token');
-      if (outcome === 'exhausted') throw allowanceUsedUp();
-      return outcome;
+    bearerKeyHash(authorization: string | undefined): Buffer {
+      return hashApiKey(parseBearer(authorization));
+    },
+
+    /**
+     * Uses one trust check of the key and signs and logs the receipt of `verdict`, atomically
+     * and group-committed (see ReceiptsService.issueMetered): 401 for an unknown key, 402 once
+     * the allowance is used up. Returns the agent, the checks remaining after this one and the
+     * receipt.
+     */
+    async chargeWithReceipt(
+      keyHash: Buffer,
+      verdict: VerdictToAttest,
+    ): Promise<{ agent: AuthenticatedAgent; remaining: number; receipt: IssuedReceipt }> {
+      const outcome = await receipts.issueMetered(keyHash, verdict);
+      if (outcome.status === 'unknown_key') throw unauthorized('The API key is not known.', 'invalid_token');
+      if (outcome.status === 'exhausted') throw allowanceUsedUp();
+      const { key, receipt } = outcome;
+      return {
+        agent: { keyId: key.key_id, keyPrefix: key.key_prefix, scopes: key.scopes },
+        remaining: key.remaining,
+        receipt,
+      };
     },
   };
 }

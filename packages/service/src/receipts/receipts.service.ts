@@ -1,5 +1,6 @@
 import {
   type AuditRepository,
+  apiKeysRepository,
   auditLeafData,
   auditRepository,
   type Checkpoint,
@@ -27,12 +28,24 @@ export interface VerdictToAttest {
   score: number | null;
   latency: ReceiptLatency;
   evidence: ReceiptEvidence;
-  /** Who asked (never the secret): for the audit trail. */
-  key_id: number;
-  key_prefix: string;
   /** What the agent asked about, as it asked (name or URL). */
   query: string;
 }
+
+/** The key a metered verdict is charged to, and what became of the charge. */
+export interface KeyGrant {
+  key_id: number;
+  /** Safe to log and to show in audits (never the secret). */
+  key_prefix: string;
+  scopes: string[];
+  /** Checks left on the key after this one. */
+  remaining: number;
+}
+
+export type MeteredReceipt =
+  | { status: 'issued'; key: KeyGrant; receipt: IssuedReceipt }
+  | { status: 'unknown_key' }
+  | { status: 'exhausted' };
 
 export interface IssuedReceipt {
   receipt_id: string;
@@ -75,72 +88,117 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
   const audit: AuditRepository = auditRepository(sql);
   const iss = runtime.config.publicBaseUrl;
 
-  const writer = new BatchWriter<VerdictToAttest, IssuedReceipt>(
+  /**
+   * One transaction per batch of agent queries: the keys' checks are granted (each key
+   * min(asked, left) under its row lock, handed out in arrival order), the granted verdicts are
+   * signed under the append lock with their log indexes, and the events and receipts stored —
+   * so a check is used exactly when its receipt is logged, and an answer costs one commit, not
+   * two. Round trip one: BEGIN, the grant, the lock and the tree's edge; round trip two: the
+   * rows and COMMIT. One batch at a time: the key rows and the append lock serialise batches
+   * anyway, and a second one in flight would only wait on them.
+   */
+  const writer = new BatchWriter<{ keyHash: Buffer; verdict: VerdictToAttest }, MeteredReceipt>(
     (items) =>
       pipelinedTransaction(sql, async (tx) => {
         const now = new Date();
-        const queue = await auditRepository(tx).startAppend(tx, (firstIndex) => {
-          const issued: IssuedReceipt[] = [];
-          const events: NewAuditEvent[] = items.map((v, i) => {
-            const signed = signReceipt(
-              ring,
-              {
-                iss,
-                sub: v.server_url,
-                verdict: v.verdict,
-                score: v.score,
-                latency: v.latency,
-                evidence: v.evidence,
-                log_index: firstIndex + i,
-              },
-              now.getTime(),
-            );
-            issued.push({
-              receipt_id: signed.id,
-              jws: signed.jws,
-              log_index: firstIndex + i,
-              issued_at: now,
-            });
-            return {
-              event_id: `evt_${signed.id.slice(5)}`,
-              event_type: 'agent_query',
-              occurred_at: now,
-              server_id: v.server_id,
-              agent_id: v.key_prefix,
-              key_id: v.key_id,
-              receipt_id: signed.id,
-              payload: {
-                query: v.query,
-                server_url: v.server_url,
-                verdict: v.verdict,
-                score: v.score,
-                jws: signed.jws,
-              },
-            };
-          });
-          return { events, result: issued };
-        });
-        const { result: issued, inFlight } = queue();
-        const rows = issued.map((r, i) => ({
-          id: r.receipt_id,
-          jws: r.jws,
-          server_id: items[i]!.server_id,
-          server_url: items[i]!.server_url,
-          verdict: items[i]!.verdict,
-          score: items[i]!.score,
-          issued_at: r.issued_at,
-          kid: ring.kid,
-          audit_index: r.log_index,
-        }));
-        // the receipts rows go in the same round trip as the events and the COMMIT
-        const receipts = tx`
-          INSERT INTO receipts (id, jws, server_id, server_url, verdict, score, issued_at, kid, audit_index)
-          SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS x(id text, jws text,
-            server_id bigint, server_url text, verdict text, score double precision,
-            issued_at timestamptz, kid text, audit_index bigint)`.execute();
-        return { result: issued, inFlight: [...inFlight, receipts] };
+        const wanted = new Map<string, number>();
+        for (const { keyHash } of items) {
+          const hex = keyHash.toString('hex');
+          wanted.set(hex, (wanted.get(hex) ?? 0) + 1);
+        }
+        const [grants, queue] = await Promise.all([
+          apiKeysRepository(tx).grantChecks(
+            [...wanted].map(([hex, n]) => ({ secretSha256: Buffer.from(hex, 'hex'), wanted: n })),
+          ),
+          auditRepository(tx).startAppend(tx, (firstIndex) => {
+            const byHex = new Map(grants.map((g) => [g.secret_hex, { ...g, handed: 0 }]));
+            const outcomes: MeteredReceipt[] = [];
+            const events: NewAuditEvent[] = [];
+            for (const { keyHash, verdict: v } of items) {
+              const g = byHex.get(keyHash.toString('hex'));
+              if (!g) {
+                outcomes.push({ status: 'unknown_key' });
+                continue;
+              }
+              if (g.handed >= g.granted) {
+                outcomes.push({ status: 'exhausted' });
+                continue;
+              }
+              g.handed += 1;
+              const logIndex = firstIndex + events.length;
+              const signed = signReceipt(
+                ring,
+                {
+                  iss,
+                  sub: v.server_url,
+                  verdict: v.verdict,
+                  score: v.score,
+                  latency: v.latency,
+                  evidence: v.evidence,
+                  log_index: logIndex,
+                },
+                now.getTime(),
+              );
+              outcomes.push({
+                status: 'issued',
+                key: {
+                  key_id: g.key.id,
+                  key_prefix: g.key.prefix,
+                  scopes: g.key.scopes,
+                  remaining: g.remaining_before - g.handed,
+                },
+                receipt: { receipt_id: signed.id, jws: signed.jws, log_index: logIndex, issued_at: now },
+              });
+              events.push({
+                event_id: `evt_${signed.id.slice(5)}`,
+                event_type: 'agent_query',
+                occurred_at: now,
+                server_id: v.server_id,
+                agent_id: g.key.prefix,
+                key_id: g.key.id,
+                receipt_id: signed.id,
+                payload: {
+                  query: v.query,
+                  server_url: v.server_url,
+                  verdict: v.verdict,
+                  score: v.score,
+                  jws: signed.jws,
+                },
+              });
+            }
+            return { events, result: outcomes };
+          }),
+        ]);
+        const { result: outcomes, inFlight } = queue();
+        const rows = outcomes.flatMap((o, i) =>
+          o.status === 'issued'
+            ? [
+                {
+                  id: o.receipt.receipt_id,
+                  jws: o.receipt.jws,
+                  server_id: items[i]!.verdict.server_id,
+                  server_url: items[i]!.verdict.server_url,
+                  verdict: items[i]!.verdict.verdict,
+                  score: items[i]!.verdict.score,
+                  issued_at: o.receipt.issued_at,
+                  kid: ring.kid,
+                  audit_index: o.receipt.log_index,
+                },
+              ]
+            : [],
+        );
+        if (rows.length > 0) {
+          // the receipts rows go in the same round trip as the events and the COMMIT
+          inFlight.push(
+            tx`
+              INSERT INTO receipts (id, jws, server_id, server_url, verdict, score, issued_at, kid, audit_index)
+              SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS x(id text, jws text,
+                server_id bigint, server_url text, verdict text, score double precision,
+                issued_at timestamptz, kid text, audit_index bigint)`.execute(),
+          );
+        }
+        return { result: outcomes, inFlight };
       }),
-    // one at a time: appends serialise on the audit lock anyway
     { maxBatch: 500, maxConcurrent: 1 },
   );
   runtime.beforeDatabaseClose(() => writer.drain());
@@ -167,7 +225,12 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
   return {
     ring,
     jwks: () => ring.jwks(),
-    issue: (verdict: VerdictToAttest) => writer.write(verdict),
+    /**
+     * Uses one check of the key whose SHA-256 is `keyHash` and, when one was left, signs and
+     * logs a receipt of `verdict` in the same transaction (group-committed with concurrent
+     * asks). Unknown keys and used-up allowances get no receipt and use nothing.
+     */
+    issueMetered: (keyHash: Buffer, verdict: VerdictToAttest) => writer.write({ keyHash, verdict }),
     checkpointNow,
 
     /** Checks a receipt by id or by its JWS: signature, claims, and inclusion in the log. */

@@ -234,7 +234,8 @@ export function trustService(deps: {
      * agent can prove it was told "we don't know".
      */
     async agentQuery(identifier: string, authorization: string | undefined) {
-      const { agent, remaining } = await deps.agentKeys.authenticateAndConsume(authorization);
+      // the key's form first (401 at once); its check is used together with the receipt below
+      const keyHash = deps.agentKeys.bearerKeyHash(authorization);
       const now = new Date();
       const server = await find(identifier);
       const trust = server ? await assess(server, now) : null;
@@ -246,7 +247,7 @@ export function trustService(deps: {
       const score = trust?.score ?? null;
       const evidence = trust?.evidence ?? 'none';
       const windowEnd = server?.trust_inputs?.window_end ?? now.toISOString();
-      const receipt = await deps.receipts.issue({
+      const { remaining, receipt } = await deps.agentKeys.chargeWithReceipt(keyHash, {
         server_url: server?.url ?? identifier,
         server_id: server?.id ?? null,
         verdict,
@@ -258,8 +259,6 @@ export function trustService(deps: {
           probes: server?.trust_inputs?.probes.total ?? 0,
           reports: server?.trust_inputs?.reports.total ?? 0,
         },
-        key_id: agent.keyId,
-        key_prefix: agent.keyPrefix,
         query: identifier,
       });
       return {

@@ -9,3 +9,4 @@ export * from './node-store.ts';
 export * from './range-proof.ts';
 export * from './receipt.ts';
 export * from './receipt-id.ts';
+export * from './signing-worker.ts';

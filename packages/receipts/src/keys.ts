@@ -11,6 +11,7 @@ import {
 } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Jwks, KeyStore, PublicSigningJwk, StoredSigningKey } from './key-store.ts';
+import type { SigningWorker } from './signing-worker.ts';
 
 /** The JWS algorithm of every signature we make (Ed25519, RFC 8037). */
 export const SIGNING_ALG = 'EdDSA';
@@ -100,13 +101,27 @@ export class KeyRing {
 
   /** Compact JWS over JSON `payload`, protected header {alg: 'EdDSA', kid, typ}. */
   sign(typ: string, payload: unknown): string {
+    const signingInput = this.#signingInput(typ, payload);
+    return `${signingInput}.${sign(null, Buffer.from(signingInput), this.#key).toString('base64url')}`;
+  }
+
+  /**
+   * The same JWS for each payload, signed on `worker`'s thread. The key and kid are taken when
+   * called, so a rotation meanwhile cannot pair one key's kid with the other's signature.
+   */
+  async signMany(typ: string, payloads: readonly unknown[], worker: SigningWorker): Promise<string[]> {
+    const inputs = payloads.map((p) => this.#signingInput(typ, p));
+    const signatures = await worker.sign(this.#key, inputs);
+    return inputs.map((input, i) => `${input}.${signatures[i]}`);
+  }
+
+  #signingInput(typ: string, payload: unknown): string {
     let header = this.#headers.get(typ);
     if (header === undefined) {
       header = Buffer.from(JSON.stringify({ alg: SIGNING_ALG, kid: this.#kid, typ })).toString('base64url');
       this.#headers.set(typ, header);
     }
-    const signingInput = `${header}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
-    return `${signingInput}.${sign(null, Buffer.from(signingInput), this.#key).toString('base64url')}`;
+    return `${header}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
   }
 
   /**

@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { CHECKPOINT_TYP, signCheckpoint } from './checkpoint.ts';
 import { type Jwks, MemoryKeyStore } from './key-store.ts';
 import { type KeyRing, loadSigningKeys, rotateKey } from './keys.ts';
-import { RECEIPT_TYP, type ReceiptInput, signReceipt, verifyReceipt } from './receipt.ts';
+import { RECEIPT_TYP, type ReceiptInput, signReceipt, signReceipts, verifyReceipt } from './receipt.ts';
 import { newReceiptId, RECEIPT_ID_PATTERN, receiptIdTime } from './receipt-id.ts';
+import { SigningWorker } from './signing-worker.ts';
 
 const input: ReceiptInput = {
   iss: 'https://observatory.example',
@@ -92,6 +93,41 @@ describe('signReceipt', () => {
     const ring = await newRing();
     expect(() => signReceipt(ring, { ...input, verdict: 'MAYBE' as 'PASS' })).toThrow('verdict');
     expect(() => signReceipt(ring, { ...input, score: Number.NaN })).toThrow('score');
+  });
+});
+
+describe('signReceipts (on the signing worker)', () => {
+  it('makes the receipts signReceipt makes, and starts a new worker after one was closed', async () => {
+    const ring = await newRing();
+    const worker = new SigningWorker();
+    try {
+      const inputs = Array.from({ length: 25 }, (_, i) => ({
+        ...input,
+        log_index: i,
+        rid: newReceiptId(1e12 + i),
+      }));
+      const batch = await signReceipts(ring, inputs, worker, 1_700_000_000_000);
+      // Ed25519 is deterministic: the same claims and key give the same bytes as the sync path
+      expect(batch.map((r) => r.jws)).toEqual(inputs.map((i) => signReceipt(ring, i, 1_700_000_000_000).jws));
+      for (const r of batch) expect(await verifyReceipt(r.jws, ring.jwks())).toMatchObject({ valid: true });
+
+      await worker.close();
+      const [again] = await signReceipts(ring, [input], worker);
+      expect(await verifyReceipt(again!.jws, ring.jwks())).toMatchObject({ valid: true });
+      expect(await signReceipts(ring, [], worker)).toEqual([]);
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('refuses what it cannot sign instead of hanging', async () => {
+    const worker = new SigningWorker();
+    try {
+      const { publicKey } = await import('node:crypto').then((c) => c.generateKeyPairSync('ed25519'));
+      await expect(worker.sign(publicKey, ['x'])).rejects.toThrow(/signing failed/);
+    } finally {
+      await worker.close();
+    }
   });
 });
 

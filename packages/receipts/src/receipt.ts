@@ -7,6 +7,7 @@ import { type JwsFailureReason, verifyCompactJws } from './jws-verify.ts';
 import type { Jwks } from './key-store.ts';
 import type { KeyRing } from './keys.ts';
 import { newReceiptId, RECEIPT_ID_PATTERN } from './receipt-id.ts';
+import type { SigningWorker } from './signing-worker.ts';
 
 /** Media type in the protected header; keeps a checkpoint from passing for a receipt. */
 export const RECEIPT_TYP = 'observatory-receipt+jwt';
@@ -55,8 +56,7 @@ export interface SignedReceipt {
   claims: ReceiptClaims;
 }
 
-/** Signs a receipt with the ring's active key. Synchronous and fast (no await). */
-export function signReceipt(ring: KeyRing, input: ReceiptInput, nowMs: number = Date.now()): SignedReceipt {
+function receiptClaims(input: ReceiptInput, nowMs: number): ReceiptClaims {
   // Fixed member order keeps receipts byte-stable and readable.
   const claims: ReceiptClaims = {
     rid: input.rid ?? newReceiptId(nowMs),
@@ -71,7 +71,26 @@ export function signReceipt(ring: KeyRing, input: ReceiptInput, nowMs: number = 
   if (input.log_index !== undefined) claims.log_index = input.log_index;
   const problem = claimsProblem(claims);
   if (problem) throw new TypeError(`cannot sign receipt: ${problem}`);
+  return claims;
+}
+
+/** Signs a receipt with the ring's active key. Synchronous and fast (no await). */
+export function signReceipt(ring: KeyRing, input: ReceiptInput, nowMs: number = Date.now()): SignedReceipt {
+  const claims = receiptClaims(input, nowMs);
   return { id: claims.rid, jws: ring.sign(RECEIPT_TYP, claims), kid: ring.kid, claims };
+}
+
+/** Signs many receipts at once on a worker thread (see SigningWorker); same receipts as signReceipt. */
+export async function signReceipts(
+  ring: KeyRing,
+  inputs: readonly ReceiptInput[],
+  worker: SigningWorker,
+  nowMs: number = Date.now(),
+): Promise<SignedReceipt[]> {
+  const kid = ring.kid;
+  const claims = inputs.map((input) => receiptClaims(input, nowMs));
+  const jws = await ring.signMany(RECEIPT_TYP, claims, worker);
+  return claims.map((c, i) => ({ id: c.rid, jws: jws[i]!, kid, claims: c }));
 }
 
 export type ReceiptFailureReason = JwsFailureReason | 'invalid_claims';

@@ -207,54 +207,55 @@ export async function pipelinedTransaction<T>(
   }
 }
 
-/** The leaf indexes an append got, and the statements that store it. */
-export interface QueuedAppend<T> {
-  events: StoredAuditEvent[];
-  result: T;
-  /** The node and event inserts, under way on the transaction. */
-  inFlight: Array<Promise<unknown>>;
+/** An append under way: the lock is held and the next index known. */
+export interface StartedAppend {
+  /** The index the first event appended gets. */
+  firstIndex: number;
+  /**
+   * Gives the events (those given to startAppend when omitted) the next contiguous indexes and
+   * queues their rows and tree nodes without waiting for them: they are returned in flight, to
+   * share a round trip with the caller's COMMIT (see pipelinedTransaction).
+   */
+  append(events?: NewAuditEvent[]): { events: StoredAuditEvent[]; inFlight: Array<Promise<unknown>> };
 }
 
 export function auditRepository(sql: SqlOrTx) {
   return {
     /**
-     * Queues the append lock and the read of the tree's right edge on `tx` (a transaction).
-     * Resolves, once the lock is held, to a function that gives `build`'s events the next
-     * contiguous indexes and queues their rows and tree nodes — without waiting for them, so
-     * they can share a round trip with the caller's COMMIT (see pipelinedTransaction). The
-     * lock is held from here to the end of the transaction.
-     *
-     * `build` is either the events themselves (their leaf JSON is then made before the lock is
-     * taken) or a function of the first index, for callers that put the index into what they
-     * sign (receipts).
+     * Queues the append lock and the read of the tree's right edge on `tx` (a transaction) and
+     * resolves once the lock is held. The lock is held from here to the end of the transaction,
+     * so between this and append() the caller may do what needs the first index (receipts
+     * sign it). Events given here have their leaf JSON made before the lock is taken.
      */
-    async startAppend<T = null>(
-      tx: SqlOrTx,
-      build: NewAuditEvent[] | ((firstIndex: number) => { events: NewAuditEvent[]; result: T }),
-    ): Promise<() => QueuedAppend<T>> {
-      const templates = Array.isArray(build) ? build.map(auditLeafTemplate) : null;
+    async startAppend(tx: SqlOrTx, prepared?: NewAuditEvent[]): Promise<StartedAppend> {
+      const templates = prepared?.map(auditLeafTemplate);
       // Sent together, in this order (execute() queues the lock before the read): the read runs
       // once the lock is held, and its statement snapshot then sees every earlier append.
       const locked = tx`SELECT pg_advisory_xact_lock(${AUDIT_APPEND_LOCK})`.execute();
       const [, { size, edge }] = await Promise.all([locked, readRightEdge(tx)]);
-      return () => {
-        const built = Array.isArray(build) ? { events: build, result: null as T } : build(size);
-        if (built.events.length === 0) return { events: [], result: built.result, inFlight: [] };
-        const leaf = templates ?? built.events.map(auditLeafTemplate);
-        const hashes = built.events.map((_, i) => leafHash(leaf[i]!(size + i)));
-        const events = built.events.map((e, i) => ({ ...e, idx: size + i, leaf_hash: toHex(hashes[i]!) }));
-        const siblings = appendSiblings(size, hashes.length);
-        const nodes = appendNodes(
-          size,
-          siblings,
-          siblings.map((id) => edge.get(`${id.level}:${id.index}`) ?? missingNode(id)),
-          hashes,
-        );
-        return {
-          events,
-          result: built.result,
-          inFlight: [auditNodeStore(tx).putNodes(nodes), insertEvents(tx, events).execute()],
-        };
+      let used = false;
+      return {
+        firstIndex: size,
+        append(given) {
+          if (used) throw new Error('append() once per startAppend()');
+          used = true;
+          const list = given ?? prepared ?? [];
+          if (list.length === 0) return { events: [], inFlight: [] };
+          const leaf = given ? given.map(auditLeafTemplate) : templates!;
+          const hashes = list.map((_, i) => leafHash(leaf[i]!(size + i)));
+          const events = list.map((e, i) => ({ ...e, idx: size + i, leaf_hash: toHex(hashes[i]!) }));
+          const siblings = appendSiblings(size, hashes.length);
+          const nodes = appendNodes(
+            size,
+            siblings,
+            siblings.map((id) => edge.get(`${id.level}:${id.index}`) ?? missingNode(id)),
+            hashes,
+          );
+          return {
+            events,
+            inFlight: [auditNodeStore(tx).putNodes(nodes), insertEvents(tx, events).execute()],
+          };
+        },
       };
     },
 
@@ -262,20 +263,17 @@ export function auditRepository(sql: SqlOrTx) {
      * Appends events inside the caller's transaction (see startAppend) and waits for them to be
      * written. Everything commits or rolls back with the caller's other writes.
      */
-    async appendInTransaction<T = null>(
-      tx: SqlOrTx,
-      build: NewAuditEvent[] | ((firstIndex: number) => { events: NewAuditEvent[]; result: T }),
-    ): Promise<{ events: StoredAuditEvent[]; result: T }> {
-      const queued = (await this.startAppend(tx, build))();
+    async appendInTransaction(tx: SqlOrTx, events: NewAuditEvent[]): Promise<StoredAuditEvent[]> {
+      const queued = (await this.startAppend(tx, events)).append();
       await Promise.all(queued.inFlight);
-      return { events: queued.events, result: queued.result };
+      return queued.events;
     },
 
     /** Appends in a transaction of its own (needs a pool, not a transaction). */
     async append(events: NewAuditEvent[]): Promise<StoredAuditEvent[]> {
       if (!('begin' in sql))
         throw new Error('append() needs a pool; inside a transaction use appendInTransaction');
-      return sql.begin(async (tx) => (await this.appendInTransaction(tx, events)).events);
+      return sql.begin((tx) => this.appendInTransaction(tx, events));
     },
 
     merkleLog(): MerkleLog {

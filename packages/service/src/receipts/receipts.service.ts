@@ -4,7 +4,6 @@ import {
   auditLeafData,
   auditRepository,
   type Checkpoint,
-  type NewAuditEvent,
   pipelinedTransaction,
 } from '@observatory/db';
 import {
@@ -12,8 +11,9 @@ import {
   type ReceiptEvidence,
   type ReceiptLatency,
   type ReceiptVerdict,
+  SigningWorker,
   signCheckpoint,
-  signReceipt,
+  signReceipts,
   verifyInclusion,
   verifyReceipt,
 } from '@observatory/receipts';
@@ -87,15 +87,18 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
   const { sql } = runtime.db;
   const audit: AuditRepository = auditRepository(sql);
   const iss = runtime.config.publicBaseUrl;
+  const signer = new SigningWorker();
 
   /**
    * One transaction per batch of agent queries: the keys' checks are granted (each key
    * min(asked, left) under its row lock, handed out in arrival order), the granted verdicts are
    * signed under the append lock with their log indexes, and the events and receipts stored —
    * so a check is used exactly when its receipt is logged, and an answer costs one commit, not
-   * two. Round trip one: BEGIN, the grant, the lock and the tree's edge; round trip two: the
-   * rows and COMMIT. One batch at a time: the key rows and the append lock serialise batches
-   * anyway, and a second one in flight would only wait on them.
+   * two. Round trip one: BEGIN, the grant, the lock and the tree's edge; then the receipts are
+   * signed on a worker thread (the event loop serves requests meanwhile); round trip two: the
+   * rows and COMMIT. Two batches in flight: the second waits in Postgres for the first one's
+   * key rows and append lock (taken in that order by every batch) and goes the moment it
+   * commits.
    */
   const writer = new BatchWriter<{ keyHash: Buffer; verdict: VerdictToAttest }, MeteredReceipt>(
     (items) =>
@@ -106,70 +109,70 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
           const hex = keyHash.toString('hex');
           wanted.set(hex, (wanted.get(hex) ?? 0) + 1);
         }
-        const [grants, queue] = await Promise.all([
+        const [grants, started] = await Promise.all([
           apiKeysRepository(tx).grantChecks(
             [...wanted].map(([hex, n]) => ({ secretSha256: Buffer.from(hex, 'hex'), wanted: n })),
           ),
-          auditRepository(tx).startAppend(tx, (firstIndex) => {
-            const byHex = new Map(grants.map((g) => [g.secret_hex, { ...g, handed: 0 }]));
-            const outcomes: MeteredReceipt[] = [];
-            const events: NewAuditEvent[] = [];
-            for (const { keyHash, verdict: v } of items) {
-              const g = byHex.get(keyHash.toString('hex'));
-              if (!g) {
-                outcomes.push({ status: 'unknown_key' });
-                continue;
-              }
-              if (g.handed >= g.granted) {
-                outcomes.push({ status: 'exhausted' });
-                continue;
-              }
-              g.handed += 1;
-              const logIndex = firstIndex + events.length;
-              const signed = signReceipt(
-                ring,
-                {
-                  iss,
-                  sub: v.server_url,
-                  verdict: v.verdict,
-                  score: v.score,
-                  latency: v.latency,
-                  evidence: v.evidence,
-                  log_index: logIndex,
-                },
-                now.getTime(),
-              );
-              outcomes.push({
-                status: 'issued',
-                key: {
-                  key_id: g.key.id,
-                  key_prefix: g.key.prefix,
-                  scopes: g.key.scopes,
-                  remaining: g.remaining_before - g.handed,
-                },
-                receipt: { receipt_id: signed.id, jws: signed.jws, log_index: logIndex, issued_at: now },
-              });
-              events.push({
-                event_id: `evt_${signed.id.slice(5)}`,
-                event_type: 'agent_query',
-                occurred_at: now,
-                server_id: v.server_id,
-                agent_id: g.key.prefix,
-                key_id: g.key.id,
-                receipt_id: signed.id,
-                payload: {
-                  query: v.query,
-                  server_url: v.server_url,
-                  verdict: v.verdict,
-                  score: v.score,
-                  jws: signed.jws,
-                },
-              });
-            }
-            return { events, result: outcomes };
-          }),
+          auditRepository(tx).startAppend(tx),
         ]);
-        const { result: outcomes, inFlight } = queue();
+        // hand the granted checks out in arrival order; only those get a receipt (and an index)
+        const byHex = new Map(grants.map((g) => [g.secret_hex, { ...g, handed: 0 }]));
+        const charged = items.map(({ keyHash }) => {
+          const g = byHex.get(keyHash.toString('hex'));
+          if (!g) return 'unknown_key' as const;
+          if (g.handed >= g.granted) return 'exhausted' as const;
+          g.handed += 1;
+          return { key: g.key, remaining: g.remaining_before - g.handed };
+        });
+        const granted = items.flatMap((item, i) => {
+          const c = charged[i]!;
+          return typeof c === 'string' ? [] : [{ ...item, ...c }];
+        });
+        // signed off the main thread, with the indexes the lock reserved for them
+        const signed = await signReceipts(
+          ring,
+          granted.map(({ verdict: v }, j) => ({
+            iss,
+            sub: v.server_url,
+            verdict: v.verdict,
+            score: v.score,
+            latency: v.latency,
+            evidence: v.evidence,
+            log_index: started.firstIndex + j,
+          })),
+          signer,
+          now.getTime(),
+        );
+        const { inFlight } = started.append(
+          granted.map(({ verdict: v, key }, j) => ({
+            event_id: `evt_${signed[j]!.id.slice(5)}`,
+            event_type: 'agent_query',
+            occurred_at: now,
+            server_id: v.server_id,
+            agent_id: key.prefix,
+            key_id: key.id,
+            receipt_id: signed[j]!.id,
+            payload: {
+              query: v.query,
+              server_url: v.server_url,
+              verdict: v.verdict,
+              score: v.score,
+              jws: signed[j]!.jws,
+            },
+          })),
+        );
+        let j = 0;
+        const outcomes = charged.map((c): MeteredReceipt => {
+          if (typeof c === 'string') return { status: c };
+          const s = signed[j]!;
+          const receipt = { receipt_id: s.id, jws: s.jws, log_index: started.firstIndex + j, issued_at: now };
+          j += 1;
+          return {
+            status: 'issued',
+            key: { key_id: c.key.id, key_prefix: c.key.prefix, scopes: c.key.scopes, remaining: c.remaining },
+            receipt,
+          };
+        });
         const rows = outcomes.flatMap((o, i) =>
           o.status === 'issued'
             ? [
@@ -199,9 +202,12 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
         }
         return { result: outcomes, inFlight };
       }),
-    { maxBatch: 500, maxConcurrent: 1 },
+    { maxBatch: 500, maxConcurrent: 2 },
   );
-  runtime.beforeDatabaseClose(() => writer.drain());
+  runtime.beforeDatabaseClose(async () => {
+    await writer.drain();
+    await signer.close();
+  });
 
   /** A signed checkpoint of the log as it is now (reuses the latest if nothing was added). */
   async function checkpointNow(): Promise<Checkpoint> {

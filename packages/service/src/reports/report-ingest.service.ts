@@ -78,14 +78,14 @@ export function reportIngestService(runtime: Runtime, servers: ServerResolver, l
         // rollups and scores within seconds), the append lock and the tree's edge. The rows go
         // in before the lock is taken, so a second batch inserts its rows while the first one
         // holds the lock. Round trip two: the audit rows and the COMMIT.
-        const [, , queue] = await Promise.all([
+        const [, , started] = await Promise.all([
           interactionReportsRepository(tx).insertBatch(batch),
           rollupsRepository(tx).markDirty(
             batch.map((r) => ({ server_id: r.server_id, hour: r.received_at })),
           ),
           auditRepository(tx).startAppend(tx, events),
         ]);
-        return { result: null, inFlight: queue().inFlight };
+        return { result: null, inFlight: started.append().inFlight };
       }),
     // Two batches at once: the audit lock orders their appends, and everything else overlaps.
     // Postgres classes 22 (data exception) and 23 (integrity): one report's content, not an outage.

@@ -1,0 +1,81 @@
+/**
+ * Ed25519 signatures computed on a worker thread, many per message. An agent-query batch signs
+ * up to hundreds of receipts while it holds the audit log's append lock; on the main thread
+ * that is ~40 µs each of event-loop time no HTTP request gets. Here the main thread pays one
+ * postMessage per batch, and the signing runs on the other core.
+ *
+ * The worker is plain JavaScript evaluated from a string (no loader, no file to resolve, so it
+ * starts the same under tsx, vitest and a bundle), started on first use and unref'd. If it dies,
+ * what it had in hand is refused (the batch fails, the callers get 503s) and the next call
+ * starts a new one.
+ */
+import type { KeyObject } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { sign } = require('node:crypto');
+parentPort.on('message', ({ id, key, inputs }) => {
+  try {
+    const signatures = inputs.map((input) => sign(null, Buffer.from(input), key).toString('base64url'));
+    parentPort.postMessage({ id, signatures });
+  } catch (err) {
+    parentPort.postMessage({ id, error: String((err && err.message) || err) });
+  }
+});
+`;
+
+type Reply = { id: number; signatures?: string[]; error?: string };
+
+export class SigningWorker {
+  #worker: Worker | null = null;
+  #nextId = 0;
+  readonly #pending = new Map<number, { resolve: (s: string[]) => void; reject: (e: Error) => void }>();
+
+  /** base64url Ed25519 signatures of each input (UTF-8), in order. */
+  sign(key: KeyObject, inputs: readonly string[]): Promise<string[]> {
+    if (inputs.length === 0) return Promise.resolve([]);
+    const worker = this.#start();
+    const id = this.#nextId++;
+    return new Promise<string[]>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      // KeyObjects are cloned to the worker (node:crypto supports postMessage of KeyObject)
+      worker.postMessage({ id, key, inputs });
+    });
+  }
+
+  /** Stops the worker; pending signatures are refused. */
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    this.#worker = null;
+    if (worker) await worker.terminate();
+    this.#failAll(new Error('the signing worker was closed'));
+  }
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
+    worker.unref();
+    worker.on('message', ({ id, signatures, error }: Reply) => {
+      const pending = this.#pending.get(id);
+      if (!pending) return;
+      this.#pending.delete(id);
+      if (signatures) pending.resolve(signatures);
+      else pending.reject(new Error(`signing failed: ${error}`));
+    });
+    const gone = (err: Error) => {
+      if (this.#worker !== worker) return;
+      this.#worker = null;
+      this.#failAll(err);
+    };
+    worker.on('error', gone);
+    worker.on('exit', (code) => gone(new Error(`the signing worker exited (${code})`)));
+    this.#worker = worker;
+    return worker;
+  }
+
+  #failAll(err: Error) {
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+  }
+}

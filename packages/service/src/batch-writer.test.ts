@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BatchWriter } from './batch-writer.ts';
+import { BatchWriter, refusalOf } from './batch-writer.ts';
+import { HttpProblem } from './problem.ts';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -86,5 +87,17 @@ describe('BatchWriter (group commit)', () => {
     await pending;
     expect(written).toEqual([7]);
     expect(writer.depth).toBe(0);
+  });
+});
+
+describe('refusalOf (what the caller of a failed batch gets)', () => {
+  it('turns a failure without a code into a 503 problem, and leaves coded errors to the API', () => {
+    const refused = refusalOf(new Error('the signing worker exited (1)'), 'Retry shortly.');
+    expect(refused).toBeInstanceOf(HttpProblem);
+    expect(refused).toMatchObject({ status: 503, detail: 'Retry shortly.' });
+    const postgres = Object.assign(new Error('terminating connection'), { code: '57P01' });
+    expect(refusalOf(postgres, 'x')).toBe(postgres);
+    const problem = new HttpProblem(402, 'Payment Required', 'used up');
+    expect(refusalOf(problem, 'x')).toBe(problem);
   });
 });

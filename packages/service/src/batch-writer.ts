@@ -1,3 +1,18 @@
+import { HttpProblem, problems } from './problem.ts';
+
+/**
+ * What a caller of a failed batch is told. Errors with a code (Postgres SQLSTATEs, driver
+ * connection errors) go on as they are: the API maps those to 503 (or, for a bug, 500). A
+ * failure without one — a worker thread gone, a transaction the server ended by itself — is
+ * turned into a 503 problem: a batch that failed is never acknowledged, and the request may be
+ * retried.
+ */
+export function refusalOf(err: unknown, detail: string): unknown {
+  if (err instanceof HttpProblem) return err;
+  if (typeof (err as { code?: unknown } | null)?.code === 'string') return err;
+  return Object.assign(problems.unavailable(detail), { cause: err });
+}
+
 /**
  * Collects items from many concurrent callers and writes them in batches (group commit):
  * when no write is under way, what has arrived is written at once (after the current tick,

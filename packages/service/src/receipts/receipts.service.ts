@@ -17,7 +17,7 @@ import {
   verifyInclusion,
   verifyReceipt,
 } from '@observatory/receipts';
-import { BatchWriter } from '../batch-writer.ts';
+import { BatchWriter, refusalOf } from '../batch-writer.ts';
 import type { Runtime } from '../runtime.ts';
 
 /** What a receipt attests: the verdict an agent was given about a server, and when. */
@@ -236,7 +236,10 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
      * logs a receipt of `verdict` in the same transaction (group-committed with concurrent
      * asks). Unknown keys and used-up allowances get no receipt and use nothing.
      */
-    issueMetered: (keyHash: Buffer, verdict: VerdictToAttest) => writer.write({ keyHash, verdict }),
+    issueMetered: (keyHash: Buffer, verdict: VerdictToAttest) =>
+      writer.write({ keyHash, verdict }).catch((err: unknown) => {
+        throw refusalOf(err, 'No receipt could be issued right now; no check was used. Retry shortly.');
+      }),
     checkpointNow,
 
     /** Checks a receipt by id or by its JWS: signature, claims, and inclusion in the log. */

@@ -6,7 +6,7 @@ import {
   pipelinedTransaction,
   rollupsRepository,
 } from '@observatory/db';
-import { BatchWriter } from '../batch-writer.ts';
+import { BatchWriter, refusalOf } from '../batch-writer.ts';
 import type { Runtime } from '../runtime.ts';
 import type { ReportInput } from '../schemas.ts';
 import type { ServerResolver } from '../servers/server-resolver.ts';
@@ -117,7 +117,9 @@ export function reportIngestService(runtime: Runtime, servers: ServerResolver, l
         error_message: input.error_message ?? null,
         http_status: input.http_status ?? null,
       };
-      await writer.write(record);
+      await writer.write(record).catch((err: unknown) => {
+        throw refusalOf(err, 'The report could not be stored; it was not recorded. Retry shortly.');
+      });
       const analysed = await lookup.find(server.url);
       return {
         new_trust_score: analysed?.trust_score ?? null,

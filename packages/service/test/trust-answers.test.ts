@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createServices, type Services } from '../src/services.ts';
 import { createTestRuntime, type TestRuntime } from '../src/testing.ts';
 
@@ -19,6 +19,9 @@ describe('trust answers', () => {
   });
   afterAll(async () => {
     await runtime?.close();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
   });
 
   it('gives the asks arriving together one answer, with its JSON text, reusable for a second at most', async () => {
@@ -52,5 +55,25 @@ describe('trust answers', () => {
       found: true,
       name: 'Registered Later',
     });
+  });
+
+  it('reads a row again in the last fifth of its second, so the asks at its expiry do not wait', async () => {
+    const url = 'http://127.0.0.1:9/refreshed-ahead';
+    await services.reports.ingest({ server_url: url, success: true, latency_ms: 40 }, {});
+    // only the clock the cache reads is moved by hand; timers and I/O run as usual
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const first = await services.trust.trustAnswer(url);
+    const expiry = first.reusableUntil;
+    expect(expiry).toBeGreaterThan(Date.now());
+
+    vi.setSystemTime(expiry - 100);
+    expect(await services.trust.trustAnswer(url)).toBe(first);
+    // the row read meanwhile (at expiry - 100) gives the next answer
+    await vi.waitFor(async () =>
+      expect((await services.trust.trustAnswer(url)).reusableUntil).toBe(expiry + 900),
+    );
+
+    vi.setSystemTime(expiry + 100);
+    expect(services.trust.readyAnswer(url)?.reusableUntil).toBe(expiry + 900);
   });
 });

@@ -120,6 +120,19 @@ describe('signReceipts (on the signing worker)', () => {
     }
   });
 
+  it('signs with the key of each call when keys change between calls (a rotation)', async () => {
+    const [a, b] = [await newRing(), await newRing()];
+    const worker = new SigningWorker();
+    try {
+      for (const ring of [a, b, a, b]) {
+        const [r] = await signReceipts(ring, [input], worker);
+        expect(await verifyReceipt(r!.jws, ring.jwks())).toMatchObject({ valid: true });
+      }
+    } finally {
+      await worker.close();
+    }
+  });
+
   it('refuses what it cannot sign instead of hanging', async () => {
     const worker = new SigningWorker();
     try {

@@ -15,9 +15,11 @@ import { Worker } from 'node:worker_threads';
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { sign } = require('node:crypto');
+let current = null;
 parentPort.on('message', ({ id, key, inputs }) => {
+  if (key) current = key;
   try {
-    const signatures = inputs.map((input) => sign(null, Buffer.from(input), key).toString('base64url'));
+    const signatures = inputs.map((input) => sign(null, Buffer.from(input), current).toString('base64url'));
     parentPort.postMessage({ id, signatures });
   } catch (err) {
     parentPort.postMessage({ id, error: String((err && err.message) || err) });
@@ -29,6 +31,8 @@ type Reply = { id: number; signatures?: string[]; error?: string };
 
 export class SigningWorker {
   #worker: Worker | null = null;
+  /** The key the running worker holds: cloning a KeyObject into a message costs ~1 ms. */
+  #workerKey: KeyObject | null = null;
   #nextId = 0;
   readonly #pending = new Map<number, { resolve: (s: string[]) => void; reject: (e: Error) => void }>();
 
@@ -39,8 +43,11 @@ export class SigningWorker {
     const id = this.#nextId++;
     return new Promise<string[]>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      // KeyObjects are cloned to the worker (node:crypto supports postMessage of KeyObject)
-      worker.postMessage({ id, key, inputs });
+      // the key goes along only when it changed (a rotation) or the worker is new; messages
+      // are handled in order, so every later one is signed with it
+      const send = key === this.#workerKey ? null : key;
+      this.#workerKey = key;
+      worker.postMessage({ id, key: send, inputs });
     });
   }
 
@@ -55,6 +62,7 @@ export class SigningWorker {
   #start(): Worker {
     if (this.#worker) return this.#worker;
     const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
+    this.#workerKey = null;
     worker.unref();
     worker.on('message', ({ id, signatures, error }: Reply) => {
       const pending = this.#pending.get(id);

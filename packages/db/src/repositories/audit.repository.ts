@@ -191,6 +191,10 @@ export async function pipelinedTransaction<T>(
   let begun: Promise<unknown> | undefined;
   try {
     begun = reserved`BEGIN`.execute();
+    // Observed from the start: if the connection drops, BEGIN fails while the body may still be
+    // waiting (on the signing worker, say), and an unobserved rejection would end the process.
+    // Its error still reaches the caller, through the body's statements or the Promise.all below.
+    begun.catch(() => {});
     const { result, inFlight } = await body(scoped);
     const commit = reserved`COMMIT`.execute();
     // all of them awaited together, so none can fail unobserved
@@ -200,7 +204,6 @@ export async function pipelinedTransaction<T>(
   } catch (err) {
     // a failure before the COMMIT was queued leaves the transaction open (or aborted): end it
     await reserved`ROLLBACK`.catch(() => {});
-    await begun?.catch(() => {});
     throw err;
   } finally {
     reserved.release();

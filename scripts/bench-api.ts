@@ -180,7 +180,10 @@ interface Request {
 async function load(name: string, server: Served, pathAndQuery: string, request: Request = {}): Promise<Row> {
   const args = ['-c', String(CONNECTIONS), '--json', '-m', request.method ?? 'GET'];
   args.push(
-    ...(request.amount ? ['-a', String(request.amount)] : ['-d', String(request.seconds ?? SECONDS)]),
+    // autocannon notices a fixed amount is done at its next sample: every 100 ms, not every second
+    ...(request.amount
+      ? ['-a', String(request.amount), '-L', '100']
+      : ['-d', String(request.seconds ?? SECONDS)]),
   );
   for (const [k, v] of Object.entries(request.headers ?? {})) args.push('-H', `${k}=${v}`);
   if (request.body) args.push('-b', request.body);
@@ -197,8 +200,7 @@ async function load(name: string, server: Served, pathAndQuery: string, request:
   }
   return {
     name,
-    // autocannon's average is over whole-second buckets: a fixed amount that ends 0.1 s into its
-    // ninth second would count as eight seconds' worth; the total over the real duration does not
+    // autocannon's average is per sample; a fixed amount's rate is its total over the duration
     requests_per_s: Math.round(request.amount ? r.requests.total / r.duration : r.requests.average),
     latency_p50_ms: r.latency.p50,
     latency_p99_ms: r.latency.p99,

@@ -67,20 +67,20 @@ function postgresBin(name: string): string {
 
 const isRoot = () => process.getuid?.() === 0;
 
-/** Runs a Postgres tool, as the `postgres` user when we are root (initdb and postgres refuse root). */
-async function pgTool(name: string, args: string[]): Promise<string> {
-  const [cmd, argv] = isRoot()
+/** A Postgres tool's command line, run as the `postgres` user when we are root (initdb and postgres refuse root). */
+function pgCommand(name: string, args: string[]): [string, string[]] {
+  return isRoot()
     ? ['runuser', ['-u', 'postgres', '--', postgresBin(name), ...args]]
     : [postgresBin(name), args];
-  const { stdout } = await run(cmd, argv as string[], { timeout: 60_000 });
+}
+
+async function pgTool(name: string, args: string[]): Promise<string> {
+  const { stdout } = await run(...pgCommand(name, args), { timeout: 60_000 });
   return stdout;
 }
 
 function pgToolSync(name: string, args: string[]) {
-  const [cmd, argv] = isRoot()
-    ? ['runuser', ['-u', 'postgres', '--', postgresBin(name), ...args]]
-    : [postgresBin(name), args];
-  execFileSync(cmd, argv as string[], { stdio: 'ignore', timeout: 30_000 });
+  execFileSync(...pgCommand(name, args), { stdio: 'ignore', timeout: 30_000 });
 }
 
 /** A free loopback port from a random point of [base, base + 1000), so parallel runs rarely collide. */
@@ -96,6 +96,21 @@ export async function freePort(base: number): Promise<number> {
     if (free) return port;
   }
   throw new Error(`no free port in [${base}, ${base + 1000})`);
+}
+
+/**
+ * Picks a free port from [base, base + 1000) and starts a server on it; the port is chosen
+ * before starting, so retry on a port another run took in between.
+ */
+async function startOnFreePort(base: number, start: (port: number) => Promise<void>): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort(base);
+    try {
+      return await start(port);
+    } catch (err) {
+      if (attempt >= 4) throw err;
+    }
+  }
 }
 
 function ownedTempDir(prefix: string): string {
@@ -163,16 +178,10 @@ export async function startThrowawayPostgres(
     running = false;
   };
 
-  // The port is chosen before starting: retry on a port another run took in between.
-  for (let attempt = 0; ; attempt++) {
-    port = await freePort(55_432);
-    try {
-      await start();
-      break;
-    } catch (err) {
-      if (attempt >= 4) throw err;
-    }
-  }
+  await startOnFreePort(55_432, (p) => {
+    port = p;
+    return start();
+  });
   const cleanup = () => {
     stopSync();
     rmSync(dir, { recursive: true, force: true });
@@ -186,28 +195,10 @@ export async function startThrowawayPostgres(
     urlFor,
     async createDatabase(name) {
       if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad database name ${name}`);
-      const exists = await pgTool('psql', [
-        '-h',
-        '127.0.0.1',
-        '-p',
-        String(port),
-        '-U',
-        'postgres',
-        '-tAc',
-        `SELECT 1 FROM pg_database WHERE datname = '${name}'`,
-      ]);
-      if (!exists.trim()) {
-        await pgTool('psql', [
-          '-h',
-          '127.0.0.1',
-          '-p',
-          String(port),
-          '-U',
-          'postgres',
-          '-c',
-          `CREATE DATABASE ${name}`,
-        ]);
-      }
+      const psql = (...args: string[]) =>
+        pgTool('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', ...args]);
+      const exists = await psql('-tAc', `SELECT 1 FROM pg_database WHERE datname = '${name}'`);
+      if (!exists.trim()) await psql('-c', `CREATE DATABASE ${name}`);
       return urlFor(name);
     },
     async stop(mode) {
@@ -296,15 +287,10 @@ export async function startThrowawayRedis(opts: { appendonly?: boolean } = {}): 
     child = null;
   };
 
-  for (let attempt = 0; ; attempt++) {
-    port = await freePort(56_432);
-    try {
-      await start();
-      break;
-    } catch (err) {
-      if (attempt >= 4) throw err;
-    }
-  }
+  await startOnFreePort(56_432, (p) => {
+    port = p;
+    return start();
+  });
   const cleanup = () => {
     child?.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });

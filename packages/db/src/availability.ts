@@ -1,4 +1,5 @@
 import postgres from 'postgres';
+import { settlesWithin } from './meta.ts';
 
 /**
  * Whether Postgres answers, as seen by a watchdog on a connection of its own.
@@ -45,17 +46,18 @@ export function watchAvailability(databaseUrl: string, opts: AvailabilityOptions
   let waiters: Array<() => void> = [];
 
   // A check that timed out may still sit in the client's queue: never stack another behind it.
-  let inFlight: Promise<unknown> | null = null;
+  let pending = false;
 
   async function check() {
     let ok = false;
-    if (!inFlight) {
+    if (!pending) {
+      pending = true;
       const query = sql`SELECT 1`;
-      inFlight = query.then(
-        () => (inFlight = null),
-        () => (inFlight = null),
+      query.then(
+        () => (pending = false),
+        () => (pending = false),
       );
-      ok = await answersWithin(query, timeoutMs);
+      ok = await settlesWithin(query, timeoutMs);
     }
     if (stopped) return;
     if (ok !== available) {
@@ -82,20 +84,4 @@ export function watchAvailability(databaseUrl: string, opts: AvailabilityOptions
       await sql.end({ timeout: 1 });
     },
   };
-}
-
-async function answersWithin(query: PromiseLike<unknown>, timeoutMs: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      Promise.resolve(query).then(() => true),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), timeoutMs);
-      }),
-    ]);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
 }

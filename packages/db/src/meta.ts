@@ -13,16 +13,20 @@ export async function readMeta(sql: Sql, key: string): Promise<string | undefine
 }
 
 /** Readiness: the database answers a trivial query. */
-export async function pingDatabase(sql: Sql, timeoutMs = 2000): Promise<boolean> {
+export function pingDatabase(sql: Sql, timeoutMs = 2000): Promise<boolean> {
+  return settlesWithin(sql`SELECT 1`, timeoutMs);
+}
+
+/** True if `query` succeeds within `timeoutMs`; false if it fails or is still pending then. */
+export async function settlesWithin(query: PromiseLike<unknown>, timeoutMs: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    const ok = await Promise.race([
-      sql`SELECT 1`.then(() => true),
+    return await Promise.race([
+      Promise.resolve(query).then(() => true),
       new Promise<boolean>((resolve) => {
         timer = setTimeout(() => resolve(false), timeoutMs);
       }),
     ]);
-    return ok;
   } catch {
     return false;
   } finally {

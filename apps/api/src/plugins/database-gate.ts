@@ -1,6 +1,6 @@
-import { HttpProblem, type Runtime } from '@observatory/service';
+import type { Runtime } from '@observatory/service';
 import type { FastifyInstance } from 'fastify';
-import { sendProblem } from './problem-details.ts';
+import { sendProblem, unavailableProblem } from './problem-details.ts';
 
 /** Routes answered without the database: probes of the process itself and static documents. */
 const ANSWERED_WITHOUT_DATABASE = [
@@ -29,16 +29,6 @@ export function registerDatabaseGate(app: FastifyInstance, runtime: Runtime) {
     const route = request.routeOptions.url;
     // unknown routes fall through to the 404 handler
     if (route === undefined || ANSWERED_WITHOUT_DATABASE.some((p) => route.startsWith(p))) return;
-    return sendProblem(
-      reply,
-      request,
-      new HttpProblem(
-        503,
-        'Service Unavailable',
-        'The database is unavailable; retry shortly.',
-        { retry_after: 2 },
-        { 'retry-after': '2' },
-      ),
-    );
+    return sendProblem(reply, request, unavailableProblem('The database is unavailable; retry shortly.', 2));
   });
 }

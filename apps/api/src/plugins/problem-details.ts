@@ -12,6 +12,17 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, proble
     .send(problem.toJSON(request.url.split('?')[0]));
 }
 
+/** A retryable 503: the answer carries Retry-After (header and member) so clients back off. */
+export function unavailableProblem(detail: string, retryAfterSeconds: number): HttpProblem {
+  return new HttpProblem(
+    503,
+    'Service Unavailable',
+    detail,
+    { retry_after: retryAfterSeconds },
+    { 'retry-after': String(retryAfterSeconds) },
+  );
+}
+
 /**
  * One error handler for the whole API: every error leaves as RFC 9457 problem+json. Validation
  * errors list each bad field; errors Fastify raises on purpose (bad JSON, body too large, wrong
@@ -64,13 +75,7 @@ export function registerProblemDetails(app: FastifyInstance) {
       return sendProblem(
         reply,
         request,
-        new HttpProblem(
-          503,
-          'Service Unavailable',
-          'A storage dependency is unavailable; retry shortly.',
-          { retry_after: 5 },
-          { 'retry-after': '5' },
-        ),
+        unavailableProblem('A storage dependency is unavailable; retry shortly.', 5),
       );
     }
 
@@ -112,7 +117,8 @@ const UNAVAILABLE_CODES = new Set([
   '57014',
 ]);
 
-function isUnavailable(error: unknown): boolean {
+/** Errors that mean "a dependency is away or refused this once": a retryable 503. */
+export function isUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true;
   const message = (error as Error).message ?? '';

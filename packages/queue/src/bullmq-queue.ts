@@ -193,7 +193,6 @@ export class BullmqQueue implements JobQueue {
       for (const w of this.workers) void w.close(true).catch(() => {});
       for (const q of this.queues.values()) void q.disconnect().catch(() => {});
       for (const w of this.workers) void w.disconnect().catch(() => {});
-      orderly.catch(() => {});
     }
     for (const c of [...this.workerConnections, this.producerConnection]) c.disconnect();
   }

@@ -149,14 +149,12 @@ export function serversRepository(sql: SqlOrTx) {
       if (claims.length === 0) return;
       // Rows locked in id order first (a statement of its own, so every lock is taken before
       // the update starts), like every multi-row writer of servers: no deadlock.
-      const byId = [...claims].sort((a, b) => a.id - b.id);
+      const ids = claims.map((c) => c.id);
       await inTransaction(sql, async (tx) => {
-        await tx`
-          SELECT id FROM servers WHERE id = ANY(${byId.map((c) => c.id)}::bigint[])
-          ORDER BY id FOR NO KEY UPDATE`;
+        await tx`SELECT id FROM servers WHERE id = ANY(${ids}::bigint[]) ORDER BY id FOR NO KEY UPDATE`;
         await tx`
           UPDATE servers s SET next_probe_at = c.slot
-          FROM unnest(${byId.map((c) => c.id)}::bigint[], ${byId.map((c) => c.slot.toISOString())}::timestamptz[])
+          FROM unnest(${ids}::bigint[], ${claims.map((c) => c.slot.toISOString())}::timestamptz[])
             AS c(id, slot)
           WHERE s.id = c.id`;
       });

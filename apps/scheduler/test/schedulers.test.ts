@@ -12,6 +12,18 @@ async function until(check: () => Promise<boolean>, timeoutMs = 20_000) {
   }
 }
 
+/** Registers `n` servers on a port nothing listens on (the probes are not what is tested). */
+async function addServers(runtime: Runtime, n: number, prefix: string) {
+  for (let i = 0; i < n; i++) {
+    await runtime.repos.servers.upsert({
+      url: `http://127.0.0.1:9/${prefix}${i}`,
+      name: `${prefix}${i}`,
+      category: 'other',
+      source: 'registered',
+    });
+  }
+}
+
 /** A second process's view of the same database and queue (what a second scheduler has). */
 async function twin(runtime: TestRuntime): Promise<Runtime> {
   const { loadConfig } = await import('@observatory/config');
@@ -31,14 +43,7 @@ describe('several schedulers on real Redis and Postgres', () => {
     open.push(a);
     const b = await twin(a);
     open.push(b);
-    for (let i = 0; i < 300; i++) {
-      await a.repos.servers.upsert({
-        url: `http://127.0.0.1:9/s${i}`,
-        name: `s${i}`,
-        category: 'other',
-        source: 'registered',
-      });
-    }
+    await addServers(a, 300, 's');
     const now = new Date(Date.now() + 1_000);
     // both schedulers tick at once, several times, with small pages so they interleave
     const results = await Promise.all([
@@ -53,14 +58,7 @@ describe('several schedulers on real Redis and Postgres', () => {
   it('stop claiming while the probe backlog is full, and take the rest once it drains', async () => {
     const a = await createTestRuntime({ redis: true, env: { PROBE_MAX_BACKLOG: '40' } });
     open.push(a);
-    for (let i = 0; i < 100; i++) {
-      await a.repos.servers.upsert({
-        url: `http://127.0.0.1:9/b${i}`,
-        name: `b${i}`,
-        category: 'other',
-        source: 'registered',
-      });
-    }
+    await addServers(a, 100, 'b');
     const now = new Date(Date.now() + 1_000);
     // no worker consumes: the first tick fills the backlog to the cap, the next claims nothing
     const first = await dispatchDueProbes(a, now, 25);

@@ -122,7 +122,9 @@ describe('pipelined transactions', () => {
         tx<{ n: number }[]>`SELECT count(*)::int AS n FROM pipelined`,
         first,
       ]);
-      // code written for a transaction does not open a nested one on this connection
+      // code written for a transaction does not open a nested one on this connection: to
+      // inTransaction the reserved connection has no `begin` (postgres.js gives it none)
+      expect('begin' in tx).toBe(false);
       const nested = inTransaction(tx, (inner) => inner`INSERT INTO pipelined VALUES (2)`);
       return { result: seen!.n, inFlight: [nested, tx`INSERT INTO pipelined VALUES (3)`.execute()] };
     });

@@ -16,16 +16,21 @@ import {
 export async function runService(
   name: string,
   start: (runtime: Runtime, config: Config, logger: AppLogger) => Promise<Array<() => Promise<void>>>,
-  check?: (config: Config) => string | null,
+  options: {
+    /** A reason to refuse this configuration, or null. */
+    check?: (config: Config) => string | null;
+    /** The process answers HTTP requests: watch Postgres so it can refuse at once while away. */
+    servesRequests?: boolean;
+  } = {},
 ): Promise<void> {
   const config = loadConfigOrExit();
-  const refusal = check?.(config);
+  const refusal = options.check?.(config);
   if (refusal) {
     process.stderr.write(`${refusal}\n`);
     process.exit(1);
   }
   const logger = createLogger(config.LOG_LEVEL, name);
-  const runtime = await openRuntime(config, logger);
+  const runtime = await openRuntime(config, logger, { watchDatabase: options.servesRequests });
   let stops: Array<() => Promise<void>> = [];
   try {
     stops = await start(runtime, config, logger);

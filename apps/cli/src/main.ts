@@ -23,25 +23,33 @@ program
     'Run api + scheduler + worker in one process (embedded Postgres and in-process jobs unless configured)',
   )
   .action(() =>
-    runService('observatory', async (runtime) => {
-      const services = await createServices(runtime);
-      await startWorker(services);
-      const scheduler = startScheduler(runtime);
-      const api = await startApiServer(runtime, services);
-      process.stdout.write(`MCP Trust Observatory listening on ${api.url}\n${describeStorage(runtime)}\n`);
-      return [() => scheduler.close(), () => api.close()];
-    }),
+    runService(
+      'observatory',
+      async (runtime) => {
+        const services = await createServices(runtime);
+        await startWorker(services);
+        const scheduler = startScheduler(runtime);
+        const api = await startApiServer(runtime, services);
+        process.stdout.write(`MCP Trust Observatory listening on ${api.url}\n${describeStorage(runtime)}\n`);
+        return [() => scheduler.close(), () => api.close()];
+      },
+      { servesRequests: true },
+    ),
   );
 
 program
   .command('api')
   .description('Run only the HTTP API (scale out behind a load balancer)')
   .action(() =>
-    runService('observatory-api', async (runtime) => {
-      const api = await startApiServer(runtime);
-      process.stdout.write(`observatory api listening on ${api.url}\n${describeStorage(runtime)}\n`);
-      return [() => api.close()];
-    }),
+    runService(
+      'observatory-api',
+      async (runtime) => {
+        const api = await startApiServer(runtime);
+        process.stdout.write(`observatory api listening on ${api.url}\n${describeStorage(runtime)}\n`);
+        return [() => api.close()];
+      },
+      { servesRequests: true },
+    ),
   );
 
 program
@@ -56,7 +64,7 @@ program
         process.stdout.write(`observatory worker running\n${describeStorage(runtime)}\n`);
         return metrics;
       },
-      requireDistributed,
+      { check: requireDistributed },
     ),
   );
 
@@ -72,7 +80,7 @@ program
         process.stdout.write(`observatory scheduler running\n${describeStorage(runtime)}\n`);
         return [() => scheduler.close(), ...metrics];
       },
-      requireDistributed,
+      { check: requireDistributed },
     ),
   );
 

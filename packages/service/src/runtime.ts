@@ -34,12 +34,24 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function openRuntime(config: Config, logger: AppLogger): Promise<Runtime> {
+export interface OpenRuntimeOptions {
+  /**
+   * Watch Postgres on a connection of its own so `db.available()` can say it is away (the API's
+   * database gate uses it). Only processes that answer requests need it.
+   */
+  watchDatabase?: boolean;
+}
+
+export async function openRuntime(
+  config: Config,
+  logger: AppLogger,
+  options: OpenRuntimeOptions = {},
+): Promise<Runtime> {
   const db = await openDatabase({
     databaseUrl: config.DATABASE_URL,
     dataDir: config.dataDir,
     poolMax: config.DATABASE_POOL_MAX,
-    watchAvailability: true,
+    watchAvailability: options.watchDatabase ?? false,
     onAvailabilityChange: (available) =>
       available
         ? logger.info('database answers again')

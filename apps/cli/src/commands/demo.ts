@@ -84,43 +84,47 @@ export function registerDemoCommand(program: Command) {
     .description('Run the observatory with a local fleet of test MCP servers and watch verdicts form')
     .action(async () => {
       const notes = prepareDemoEnvironment(process.env);
-      await runService('observatory-demo', async (runtime) => {
-        const fleet = await startFleet();
-        const services = await createServices(runtime);
-        await startWorker(services);
-        const scheduler = startScheduler(runtime);
-        const api = await startApiServer(runtime, services);
-        const lines: string[] = [];
-        let firstSlug = '';
-        for (const server of DEMO_FLEET) {
-          const { url } = fleet.add(server.behaviour);
-          const registered = await services.registration.register({
-            server_url: url,
-            name: server.name,
-            category: server.category,
-            description: server.description,
-          });
-          firstSlug ||= registered.slug;
-          lines.push(`    ${server.label.padEnd(8)} ${api.url}/servers/${registered.slug}`);
-        }
-        process.stdout.write(
-          [
-            ...notes,
-            `MCP Trust Observatory demo: ${DEMO_FLEET.length} local MCP servers on ${fleet.baseUrl}, probed every ${runtime.config.PROBE_INTERVAL_S} s.`,
-            '',
-            `  Dashboard:    ${api.url}/`,
-            '  Status pages:',
-            ...lines,
-            `  Badges:       ${api.url}/badge/${firstSlug}.svg`,
-            `  Metrics:      ${api.url}/metrics`,
-            `  API:          ${api.url}/api/leaderboard   ${api.url}/docs`,
-            '',
-            'Verdicts form as probes arrive: FAIL within half a minute, PASS after ten probes (about 90 s).',
-            'Ctrl-C stops the demo; its data is thrown away.',
-            '',
-          ].join('\n'),
-        );
-        return [() => fleet.close(), () => scheduler.close(), () => api.close()];
-      });
+      await runService(
+        'observatory-demo',
+        async (runtime) => {
+          const fleet = await startFleet();
+          const services = await createServices(runtime);
+          await startWorker(services);
+          const scheduler = startScheduler(runtime);
+          const api = await startApiServer(runtime, services);
+          const lines: string[] = [];
+          let firstSlug = '';
+          for (const server of DEMO_FLEET) {
+            const { url } = fleet.add(server.behaviour);
+            const registered = await services.registration.register({
+              server_url: url,
+              name: server.name,
+              category: server.category,
+              description: server.description,
+            });
+            firstSlug ||= registered.slug;
+            lines.push(`    ${server.label.padEnd(8)} ${api.url}/servers/${registered.slug}`);
+          }
+          process.stdout.write(
+            [
+              ...notes,
+              `MCP Trust Observatory demo: ${DEMO_FLEET.length} local MCP servers on ${fleet.baseUrl}, probed every ${runtime.config.PROBE_INTERVAL_S} s.`,
+              '',
+              `  Dashboard:    ${api.url}/`,
+              '  Status pages:',
+              ...lines,
+              `  Badges:       ${api.url}/badge/${firstSlug}.svg`,
+              `  Metrics:      ${api.url}/metrics`,
+              `  API:          ${api.url}/api/leaderboard   ${api.url}/docs`,
+              '',
+              'Verdicts form as probes arrive: FAIL within half a minute, PASS after ten probes (about 90 s).',
+              'Ctrl-C stops the demo; its data is thrown away.',
+              '',
+            ].join('\n'),
+          );
+          return [() => fleet.close(), () => scheduler.close(), () => api.close()];
+        },
+        { servesRequests: true },
+      );
     });
 }

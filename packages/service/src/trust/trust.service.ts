@@ -225,9 +225,9 @@ export function trustService(deps: {
     const text = serverUrl.trim();
     const hit = cached(text);
     if (hit) return hit.ready ?? entryAnswer(hit);
-    const server = await find(text);
+    const server = await lookupOnce(text);
     if (!server) return answerOf(notTracked(serverUrl, base));
-    // the entry find() has just filled keeps the answer for the asks that follow
+    // the entry the lookup has just filled keeps the answer for the asks that follow
     const entry = cached(text);
     return entry?.row === server ? entryAnswer(entry) : evaluated(server);
   }

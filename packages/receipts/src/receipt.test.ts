@@ -133,6 +133,21 @@ describe('signReceipts (on the signing worker)', () => {
     }
   });
 
+  it('refuses the signatures in hand when stopped, and signs again after', async () => {
+    const ring = await newRing();
+    const worker = new SigningWorker();
+    try {
+      // closed in the same tick as the ask: the new worker has not even started to sign
+      const inHand = signReceipts(ring, [input, input], worker);
+      await worker.close();
+      await expect(inHand).rejects.toThrow(/closed/);
+      const [after] = await signReceipts(ring, [input], worker);
+      expect(await verifyReceipt(after!.jws, ring.jwks())).toMatchObject({ valid: true });
+    } finally {
+      await worker.close();
+    }
+  });
+
   it('refuses what it cannot sign instead of hanging', async () => {
     const worker = new SigningWorker();
     try {

@@ -1,5 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findUnstorableText } from '../src/plugins/input-guard.ts';
 import { type ApiHarness, issueKey, listRoutes, type RouteEntry, startApi } from './api-harness.ts';
 
 /**
@@ -431,4 +432,17 @@ describe('malformed input on every route', () => {
       }
     });
   }
+});
+
+describe('the input guard names where unstorable text is', () => {
+  it('gives the path of the first value it refuses, and null for input it can store', () => {
+    expect(findUnstorableText({ a: [1, 'ok', { b: 'x\u0000' }] })).toBe(
+      'a[2].b: must not contain NUL characters',
+    );
+    expect(findUnstorableText({ a: ['\ud800'] })).toBe('a[0]: must be well-formed Unicode (lone surrogate)');
+    expect(findUnstorableText('\u0000')).toBe('input: must not contain NUL characters');
+    expect(findUnstorableText({ nested: { 'k\ud800': 1 } })).toBe('nested: a key is not well-formed text');
+    expect(findUnstorableText({ a: [1, 2, 3] }, 2)).toBe('a[2]: too many values');
+    expect(findUnstorableText({ ok: ['fine', { deep: 'café 🚀' }], n: null, t: true })).toBeNull();
+  });
 });

@@ -8,54 +8,39 @@ import type { FastifyInstance } from 'fastify';
  * batch where it would fail the other rows. The walk is iterative: deep JSON cannot overflow it.
  */
 export function findUnstorableText(value: unknown, maxNodes = 100_000): string | null {
-  if (allStorable(value, maxNodes)) return null;
-  const stack: Array<{ v: unknown; path: string }> = [{ v: value, path: '' }];
+  // Nearly every input passes: building a path string for each value cost more than the
+  // checks, so the paths are made only when walking a failing input again to name the spot.
+  return firstUnstorable(value, maxNodes, false) === null ? null : firstUnstorable(value, maxNodes, true);
+}
+
+/** The first unstorable text in `value` (with its path when `withPaths`), or null. */
+function firstUnstorable(value: unknown, maxNodes: number, withPaths: boolean): string | null {
+  const values: unknown[] = [value];
+  // beside `values`, only when asked for (`paths?.push(...)` builds no string when unset)
+  const paths: string[] | undefined = withPaths ? [''] : undefined;
   let seen = 0;
-  while (stack.length > 0) {
-    const { v, path } = stack.pop()!;
+  while (values.length > 0) {
+    const v = values.pop();
+    const path = paths?.pop() ?? '';
     if (++seen > maxNodes) return `${path || 'input'}: too many values`;
     if (typeof v === 'string') {
       if (v.includes('\u0000')) return `${path || 'input'}: must not contain NUL characters`;
       if (!v.isWellFormed()) return `${path || 'input'}: must be well-formed Unicode (lone surrogate)`;
     } else if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) stack.push({ v: v[i], path: `${path}[${i}]` });
+      for (let i = 0; i < v.length; i++) {
+        values.push(v[i]);
+        paths?.push(`${path}[${i}]`);
+      }
     } else if (v && typeof v === 'object') {
-      for (const [k, child] of Object.entries(v)) {
+      for (const k of Object.keys(v)) {
         if (k.includes('\u0000') || !k.isWellFormed())
           return `${path || 'input'}: a key is not well-formed text`;
-        stack.push({ v: child, path: path ? `${path}.${k}` : k });
+        values.push((v as Record<string, unknown>)[k]);
+        paths?.push(path ? `${path}.${k}` : k);
       }
     }
   }
   return null;
-}
-
-const storableText = (text: string) => !text.includes('\u0000') && text.isWellFormed();
-
-/**
- * The same walk without the paths, which nearly every request passes: building a path string
- * for each value cost more than the checks. Only a failing input is walked again for its path.
- */
-function allStorable(value: unknown, maxNodes: number): boolean {
-  if (typeof value === 'string') return storableText(value);
-  if (value === null || typeof value !== 'object') return true;
-  const stack: unknown[] = [value];
-  let seen = 0;
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (++seen > maxNodes) return false;
-    if (typeof v === 'string') {
-      if (!storableText(v)) return false;
-    } else if (Array.isArray(v)) {
-      for (const item of v) stack.push(item);
-    } else if (v && typeof v === 'object') {
-      for (const k of Object.keys(v)) {
-        if (!storableText(k)) return false;
-        stack.push((v as Record<string, unknown>)[k]);
-      }
-    }
-  }
-  return true;
 }
 
 function refuse(part: string, value: unknown) {

@@ -34,6 +34,7 @@ import { createTestDatabase, type TestDatabase } from '@observatory/db/testing';
 import { deleteQueueKeys } from '@observatory/queue/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { apiUrlOf, distributedEnv } from './lib/distributed.ts';
 import { childPids, groupCpuSeconds, RssSampler } from './lib/process-stats.ts';
 
 const { values } = parseArgs({
@@ -194,20 +195,14 @@ async function runPhase(
   const prefix = `bench-fleet-${randomBytes(4).toString('hex')}`;
   prefixes.push(prefix);
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'obs-bench-fleet-'));
-  const env = {
-    DATABASE_URL: db.url,
-    REDIS_URL,
-    QUEUE_PREFIX: prefix,
-    DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: 'warn',
-    PROBE_ALLOW_PRIVATE_NETWORKS: 'true',
-    PROBE_INTERVAL_S: String(intervalS),
-    PROBE_CONCURRENCY: CONCURRENCY,
-    // every virtual server shares 127.0.0.1:<port>: the per-host cap must not be the bottleneck
-    PROBE_PER_HOST_CONCURRENCY: CONCURRENCY,
-  };
+  const env = distributedEnv(
+    { databaseUrl: db.url, redisUrl: REDIS_URL, queuePrefix: prefix, dataDir, probeIntervalS: intervalS },
+    {
+      PROBE_CONCURRENCY: CONCURRENCY,
+      // every virtual server shares 127.0.0.1:<port>: the per-host cap must not be the bottleneck
+      PROBE_PER_HOST_CONCURRENCY: CONCURRENCY,
+    },
+  );
   await spreadSchedule(db, new Date(Date.now() + 8_000), intervalS);
 
   const api = runCli(['api'], env);
@@ -215,12 +210,11 @@ async function runPhase(
   const workerProcs = Array.from({ length: workers }, () => runCli(['worker'], env));
   const all = [api, scheduler, ...workerProcs];
   try {
-    await Promise.all([
-      api.waitFor(/listening on/, 60_000),
+    const [apiUrl] = await Promise.all([
+      apiUrlOf(api, 60_000),
       scheduler.waitFor(/scheduler running/, 60_000),
       ...workerProcs.map((w) => w.waitFor(/worker running/, 60_000)),
     ]);
-    const apiUrl = `http://127.0.0.1:${/listening on http:\/\/[^:]+:(\d+)/.exec(api.output())![1]}`;
     const reads = readLoad(apiUrl, fleet.urls, 20);
     process.stdout.write(`  ${workers} worker(s) @ ${intervalS} s: warming up ${WARMUP_S} s…\n`);
     await sleep(WARMUP_S * 1000);

@@ -26,11 +26,13 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { runCli } from '@observatory/cli-app/test/cli-process.ts';
+import { createRepositories } from '@observatory/db';
 import { createTestDatabase } from '@observatory/db/testing';
 import { deleteQueueKeys } from '@observatory/queue/testing';
 import { generateApiKey } from '@observatory/service';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { apiUrlOf, distributedEnv } from './lib/distributed.ts';
 import { LoadGenerator, tally } from './lib/load-generator.ts';
 import { RssSampler } from './lib/process-stats.ts';
 import { badAnswers, reconcile } from './lib/reconcile.ts';
@@ -80,18 +82,13 @@ const fleet = await startFleetProcess();
 const db = await createTestDatabase({ poolMax: 2 });
 const prefix = `soak-${randomBytes(4).toString('hex')}`;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'obs-soak-'));
-const env = {
-  DATABASE_URL: db.url,
-  REDIS_URL,
-  QUEUE_PREFIX: prefix,
-  DATA_DIR: dataDir,
-  HOST: '127.0.0.1',
-  PORT: '0',
-  LOG_LEVEL: 'warn',
-  PROBE_ALLOW_PRIVATE_NETWORKS: 'true',
-  PROBE_INTERVAL_S: values.interval,
-  PROBE_PER_HOST_CONCURRENCY: '100',
-};
+const env = distributedEnv({
+  databaseUrl: db.url,
+  redisUrl: REDIS_URL,
+  queuePrefix: prefix,
+  dataDir,
+  probeIntervalS: Number(values.interval),
+});
 const procs = {
   api: runCli(['api'], env),
   // its debug lines carry each tick's claim count: what was dispatched
@@ -127,15 +124,18 @@ try {
     SELECT u, 'soak-' || n, 'soak ' || n, 'other', 'registered'
     FROM unnest(${fleet.urls}::text[]) WITH ORDINALITY AS t(u, n)`;
   const key = generateApiKey();
-  await db.sql`
-    INSERT INTO api_keys (prefix, secret_sha256, scopes, trial_limit)
-    VALUES (${key.displayPrefix}, ${key.sha256}, ${['trust:read']}, ${10_000_000})`;
-  await Promise.all([
-    procs.api.waitFor(/listening on/, 60_000),
+  await createRepositories(db.sql).apiKeys.insert({
+    prefix: key.displayPrefix,
+    secretSha256: key.sha256,
+    scopes: ['trust:read'],
+    trialLimit: 10_000_000,
+    createdIpHash: null,
+  });
+  const [apiUrl] = await Promise.all([
+    apiUrlOf(procs.api, 60_000),
     procs.scheduler.waitFor(/scheduler running/, 60_000),
     procs.worker.waitFor(/worker running/, 60_000),
   ]);
-  const apiUrl = `http://127.0.0.1:${/listening on http:\/\/[^:]+:(\d+)/.exec(procs.api.output())![1]}`;
 
   const samplers = Object.fromEntries(
     Object.entries({ ...procs, fleet: { child: fleet.child } }).map(([name, p]) => [

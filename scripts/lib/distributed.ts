@@ -1,0 +1,39 @@
+import type { CliProcess } from '@observatory/cli-app/test/cli-process.ts';
+
+/**
+ * The environment of distributed `observatory` processes (api, scheduler, workers) as the
+ * benchmarks, the soak and the fault tests run them: loopback only, an OS-chosen API port,
+ * private targets allowed (the probe fleet is a testkit on 127.0.0.1), and every fleet server
+ * sharing one host:port, so the per-host cap (default 4) must not serialize them. `extra`
+ * adds or overrides settings.
+ */
+export function distributedEnv(
+  base: {
+    databaseUrl: string;
+    redisUrl: string;
+    queuePrefix: string;
+    dataDir: string;
+    probeIntervalS: number;
+  },
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    DATABASE_URL: base.databaseUrl,
+    REDIS_URL: base.redisUrl,
+    QUEUE_PREFIX: base.queuePrefix,
+    DATA_DIR: base.dataDir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    PROBE_ALLOW_PRIVATE_NETWORKS: 'true',
+    PROBE_INTERVAL_S: String(base.probeIntervalS),
+    PROBE_PER_HOST_CONCURRENCY: '100',
+    ...extra,
+  };
+}
+
+/** Waits for `observatory api` to listen (on PORT=0, a port the OS chose) and returns its base URL. */
+export async function apiUrlOf(api: CliProcess, timeoutMs = 30_000): Promise<string> {
+  const [, port] = await api.waitFor(/listening on http:\/\/[^:]+:(\d+)/, timeoutMs);
+  return `http://127.0.0.1:${port}`;
+}

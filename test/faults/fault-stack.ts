@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type CliProcess, runCli } from '@observatory/cli-app/test/cli-process.ts';
-import { type Database, migrate, openDatabase } from '@observatory/db';
+import { createRepositories, type Database, migrate, openDatabase } from '@observatory/db';
 import { generateApiKey } from '@observatory/service';
 import { type Fleet, startFleet } from '@observatory/testkit';
 import { Queue } from 'bullmq';
+import { LoadGenerator, type LoadOptions } from '../../scripts/lib/load-generator.ts';
 import {
   startThrowawayPostgres,
   startThrowawayRedis,
@@ -51,6 +52,17 @@ export interface FaultStack {
   queue(name: 'probe'): Queue;
   /** An agent API key with a large allowance, straight in the database. */
   createApiKey(checks: number): Promise<string>;
+  /**
+   * An api, a worker and a scheduler; once every server has been probed, paced load on the
+   * api (20 reports/s, 10 trust reads/s, 5 agent queries/s unless `load` says otherwise).
+   */
+  startUnderLoad(load?: Partial<LoadOptions>): Promise<{
+    api: ObservatoryProcess;
+    worker: ObservatoryProcess;
+    scheduler: ObservatoryProcess;
+    url: string;
+    load: LoadGenerator;
+  }>;
   close(): Promise<void>;
 }
 
@@ -134,6 +146,24 @@ export async function startFaultStack(opts: FaultStackOptions = {}): Promise<Fau
     return proc;
   };
 
+  const spawnApi = async (extra: Record<string, string> = {}) => {
+    const proc = await spawn('api', extra);
+    const [, port] = proc.output().match(/listening on http:\/\/[^:]+:(\d+)/) ?? [];
+    return { proc, url: `http://127.0.0.1:${port}` };
+  };
+  const repos = createRepositories(db.sql);
+  const createApiKey = async (checks: number) => {
+    const key = generateApiKey();
+    await repos.apiKeys.insert({
+      prefix: key.displayPrefix,
+      secretSha256: key.sha256,
+      scopes: ['trust:read'],
+      trialLimit: checks,
+      createdIpHash: null,
+    });
+    return key.key;
+  };
+
   return {
     pg,
     redis,
@@ -142,11 +172,7 @@ export async function startFaultStack(opts: FaultStackOptions = {}): Promise<Fau
     env,
     servers,
     spawn,
-    async spawnApi(extra = {}) {
-      const proc = await spawn('api', extra);
-      const [, port] = proc.output().match(/listening on http:\/\/[^:]+:(\d+)/) ?? [];
-      return { proc, url: `http://127.0.0.1:${port}` };
-    },
+    spawnApi,
     queue(name) {
       let q = queues.get(name);
       if (!q) {
@@ -156,12 +182,26 @@ export async function startFaultStack(opts: FaultStackOptions = {}): Promise<Fau
       }
       return q;
     },
-    async createApiKey(checks) {
-      const key = generateApiKey();
-      await db.sql`
-        INSERT INTO api_keys (prefix, secret_sha256, scopes, trial_limit)
-        VALUES (${key.displayPrefix}, ${key.sha256}, ${['trust:read']}, ${checks})`;
-      return key.key;
+    createApiKey,
+    async startUnderLoad(options = {}) {
+      const [{ proc: api, url }, worker, scheduler] = await Promise.all([
+        spawnApi(),
+        spawn('worker'),
+        spawn('scheduler'),
+      ]);
+      await until(
+        async () => (await serversProbedSince(db, new Date(0))).size === servers.length,
+        20_000,
+        'every server to be probed once',
+      );
+      const load = new LoadGenerator({
+        apiUrl: url,
+        serverUrls: servers.map((s) => s.url),
+        apiKey: await createApiKey(10_000),
+        rates: { report: 20, read: 10, query: 5 },
+        ...options,
+      }).start();
+      return { api, worker, scheduler, url, load };
     },
     async close() {
       await Promise.all(processes.map((p) => p.stop(5_000)));

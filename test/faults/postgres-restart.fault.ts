@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LedgerEntry, LoadGenerator, tally } from '../../scripts/lib/load-generator.ts';
+import { type LedgerEntry, tally } from '../../scripts/lib/load-generator.ts';
 import { badAnswers, type Reconciliation, reconcile } from '../../scripts/lib/reconcile.ts';
 import {
   duplicateProbes,
@@ -38,24 +38,8 @@ describe('Postgres restarted during load (distributed mode)', () => {
 
   beforeAll(async () => {
     stack = await startFaultStack({ servers: 20 });
-    const [{ proc: api, url }, worker, scheduler] = await Promise.all([
-      stack.spawnApi(),
-      stack.spawn('worker'),
-      stack.spawn('scheduler'),
-    ]);
-    await until(
-      async () => (await serversProbedSince(stack.db, new Date(0))).size === stack.servers.length,
-      20_000,
-      'every server to be probed once',
-    );
+    const { api, worker, scheduler, url, load } = await stack.startUnderLoad({ timeoutMs: ANSWER_WITHIN_MS });
     const trustUrl = `${url}/api/trust?url=${encodeURIComponent(stack.servers[0]!.url)}`;
-    const load = new LoadGenerator({
-      apiUrl: url,
-      serverUrls: stack.servers.map((s) => s.url),
-      apiKey: await stack.createApiKey(10_000),
-      rates: { report: 20, read: 10, query: 5 },
-      timeoutMs: ANSWER_WITHIN_MS,
-    }).start();
     await sleep(2_000);
 
     const downAt = Date.now();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LoadGenerator, tally } from '../../scripts/lib/load-generator.ts';
+import { tally } from '../../scripts/lib/load-generator.ts';
 import { badAnswers, reconcile } from '../../scripts/lib/reconcile.ts';
 import { type FaultStack, serversProbedSince, sleep, startFaultStack, until } from './fault-stack.ts';
 
@@ -17,23 +17,7 @@ describe('Redis restarted during load (distributed mode)', () => {
   });
 
   it('keeps answering reads, verdicts and reports; stores every acknowledged report; workers resume', async () => {
-    const [{ proc: api, url }, worker, scheduler] = await Promise.all([
-      stack.spawnApi(),
-      stack.spawn('worker'),
-      stack.spawn('scheduler'),
-    ]);
-    await until(
-      async () => (await serversProbedSince(stack.db, new Date(0))).size === stack.servers.length,
-      20_000,
-      'every server to be probed once',
-    );
-
-    const load = new LoadGenerator({
-      apiUrl: url,
-      serverUrls: stack.servers.map((s) => s.url),
-      apiKey: await stack.createApiKey(10_000),
-      rates: { report: 20, read: 10, query: 5 },
-    }).start();
+    const { api, worker, scheduler, url, load } = await stack.startUnderLoad();
     await sleep(2_000);
 
     const downAt = Date.now();

@@ -186,9 +186,8 @@ export async function pipelinedTransaction<T>(
   // pins it), so to inTransaction it passes for the transaction it is: code that would open
   // one of its own runs its statements in this one instead of sending a nested BEGIN.
   const tx = reserved as unknown as TransactionSql;
-  let begun: Promise<unknown> | undefined;
   try {
-    begun = reserved`BEGIN`.execute();
+    const begun = reserved`BEGIN`.execute();
     // Observed from the start: if the connection drops, BEGIN fails while the body may still be
     // waiting (on the signing worker, say), and an unobserved rejection would end the process.
     // Its error still reaches the caller, through the body's statements or the Promise.all below.

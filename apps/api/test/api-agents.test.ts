@@ -242,6 +242,18 @@ describe.each(MODES)('agent keys and quotas ($mode)', ({ options }) => {
       expect(new Map(logged.map((e) => [e.receipt_id, e.idx]))).toEqual(
         new Map(ok.map((a) => [a.json().receipt_id as string, a.json().log_index as number])),
       );
+      // and stored as sent, with the kid of the key that signed it
+      const stored = await h.runtime.db.sql<{ id: string; jws: string; kid: string }[]>`
+        SELECT id, jws, kid FROM receipts WHERE id = ANY(${ok.map((a) => a.json().receipt_id as string)})`;
+      expect(new Map(stored.map((r) => [r.id, r.jws]))).toEqual(
+        new Map(ok.map((a) => [a.json().receipt_id as string, a.json().receipt as string])),
+      );
+      for (const r of stored) {
+        const header = JSON.parse(Buffer.from(r.jws.split('.')[0]!, 'base64url').toString()) as {
+          kid: string;
+        };
+        expect(r.kid).toBe(header.kid);
+      }
     });
 
     async function receiptsCount(): Promise<number> {

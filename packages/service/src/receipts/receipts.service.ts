@@ -160,35 +160,33 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
             },
           })),
         );
+        // each issued receipt's answer and its receipts row, in one pass
+        const rows: Array<Record<string, unknown>> = [];
         let j = 0;
-        const outcomes = charged.map((c): MeteredReceipt => {
+        const outcomes = charged.map((c, i): MeteredReceipt => {
           if (typeof c === 'string') return { status: c };
           const s = signed[j]!;
+          const v = items[i]!.verdict;
           const receipt = { receipt_id: s.id, jws: s.jws, log_index: started.firstIndex + j, issued_at: now };
           j += 1;
+          rows.push({
+            id: s.id,
+            jws: s.jws,
+            server_id: v.server_id,
+            server_url: v.server_url,
+            verdict: v.verdict,
+            score: v.score,
+            issued_at: now,
+            // the key it was signed with (a rotation while it was signed changes ring.kid)
+            kid: s.kid,
+            audit_index: receipt.log_index,
+          });
           return {
             status: 'issued',
             key: { key_id: c.key.id, key_prefix: c.key.prefix, scopes: c.key.scopes, remaining: c.remaining },
             receipt,
           };
         });
-        const rows = outcomes.flatMap((o, i) =>
-          o.status === 'issued'
-            ? [
-                {
-                  id: o.receipt.receipt_id,
-                  jws: o.receipt.jws,
-                  server_id: items[i]!.verdict.server_id,
-                  server_url: items[i]!.verdict.server_url,
-                  verdict: items[i]!.verdict.verdict,
-                  score: items[i]!.verdict.score,
-                  issued_at: o.receipt.issued_at,
-                  kid: ring.kid,
-                  audit_index: o.receipt.log_index,
-                },
-              ]
-            : [],
-        );
         if (rows.length > 0) {
           // the receipts rows go in the same round trip as the events and the COMMIT
           inFlight.push(

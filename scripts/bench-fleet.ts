@@ -34,7 +34,7 @@ import { createTestDatabase, type TestDatabase } from '@observatory/db/testing';
 import { deleteQueueKeys } from '@observatory/queue/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { apiUrlOf, distributedEnv } from './lib/distributed.ts';
+import { apiUrlOf, dispatchedLines, distributedEnv } from './lib/distributed.ts';
 import { childPids, groupCpuSeconds, RssSampler } from './lib/process-stats.ts';
 
 const { values } = parseArgs({
@@ -148,9 +148,7 @@ function readLoad(apiUrl: string, urls: string[], perSecond: number) {
 function schedulerClaims(scheduler: CliProcess, from: number, to: number) {
   let claimed = 0;
   let maxDispatchLagS = 0;
-  for (const line of scheduler.output().split('\n')) {
-    if (!line.includes('"probes dispatched"')) continue;
-    const entry = JSON.parse(line) as { time: number; claimed: number; maxLagSeconds: number };
+  for (const entry of dispatchedLines(scheduler.output())) {
     if (entry.time < from || entry.time >= to) continue;
     claimed += entry.claimed;
     maxDispatchLagS = Math.max(maxDispatchLagS, entry.maxLagSeconds);

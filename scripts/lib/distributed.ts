@@ -37,3 +37,18 @@ export async function apiUrlOf(api: CliProcess, timeoutMs = 30_000): Promise<str
   const [, port] = await api.waitFor(/listening on http:\/\/[^:]+:(\d+)/, timeoutMs);
   return `http://127.0.0.1:${port}`;
 }
+
+/** A scheduler tick's debug line (pino JSON, LOG_LEVEL=debug): how many due probes it dispatched. */
+export interface DispatchedLine {
+  time: number;
+  claimed: number;
+  maxLagSeconds: number;
+}
+
+/** The "probes dispatched" lines of a scheduler's output: what it dispatched, to compare with what was stored. */
+export function dispatchedLines(output: string): DispatchedLine[] {
+  return output
+    .split('\n')
+    .filter((line) => line.includes('"probes dispatched"'))
+    .map((line) => JSON.parse(line) as DispatchedLine);
+}

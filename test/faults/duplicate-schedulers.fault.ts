@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dispatchedLines } from '../../scripts/lib/distributed.ts';
 import {
   duplicateProbes,
   type FaultStack,
@@ -16,14 +17,9 @@ const RUN_MS = 25_000;
 // or more means a slot was skipped; a gap under one interval means a server was probed twice.
 const MAX_GAP_S = PROBE_INTERVAL_S * 2;
 
-/** Sum of `claimed` over a scheduler's "probes dispatched" debug lines (pino JSON). */
+/** Sum of `claimed` over a scheduler's "probes dispatched" debug lines. */
 function claimedBy(scheduler: ObservatoryProcess): number {
-  let claimed = 0;
-  for (const line of scheduler.output().split('\n')) {
-    if (!line.includes('"probes dispatched"')) continue;
-    claimed += (JSON.parse(line) as { claimed: number }).claimed;
-  }
-  return claimed;
+  return dispatchedLines(scheduler.output()).reduce((sum, line) => sum + line.claimed, 0);
 }
 
 describe('two schedulers and three workers (distributed mode)', () => {

@@ -7,6 +7,7 @@ import { createRepositories, type Database, migrate, openDatabase } from '@obser
 import { generateApiKey } from '@observatory/service';
 import { type Fleet, startFleet } from '@observatory/testkit';
 import { Queue } from 'bullmq';
+import { apiUrlOf, distributedEnv } from '../../scripts/lib/distributed.ts';
 import { LoadGenerator, type LoadOptions } from '../../scripts/lib/load-generator.ts';
 import {
   startThrowawayPostgres,
@@ -96,23 +97,15 @@ export async function startFaultStack(opts: FaultStackOptions = {}): Promise<Fau
 
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'obs-faults-'));
   const prefix = `obs-fault-${randomBytes(4).toString('hex')}`;
-  const env: Record<string, string> = {
-    DATABASE_URL: databaseUrl,
-    DATABASE_POOL_MAX: '5',
-    REDIS_URL: redis.url,
-    QUEUE_PREFIX: prefix,
-    DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    PROBE_ALLOW_PRIVATE_NETWORKS: 'true',
-    PROBE_INTERVAL_S: String(PROBE_INTERVAL_S),
-    JOB_LOCK_MS: String(JOB_LOCK_MS),
-    PROBE_TIMEOUT_MS: '5000',
-    // every fleet server shares one host:port; the default of 4 would serialize them
-    PROBE_PER_HOST_CONCURRENCY: '100',
-    LOG_LEVEL: 'warn',
-    ...opts.env,
-  };
+  const env = distributedEnv(
+    { databaseUrl, redisUrl: redis.url, queuePrefix: prefix, dataDir, probeIntervalS: PROBE_INTERVAL_S },
+    {
+      DATABASE_POOL_MAX: '5',
+      JOB_LOCK_MS: String(JOB_LOCK_MS),
+      PROBE_TIMEOUT_MS: '5000',
+      ...opts.env,
+    },
+  );
 
   const processes: ObservatoryProcess[] = [];
   // a test run that dies must not leave observatory processes behind
@@ -148,8 +141,7 @@ export async function startFaultStack(opts: FaultStackOptions = {}): Promise<Fau
 
   const spawnApi = async (extra: Record<string, string> = {}) => {
     const proc = await spawn('api', extra);
-    const [, port] = proc.output().match(/listening on http:\/\/[^:]+:(\d+)/) ?? [];
-    return { proc, url: `http://127.0.0.1:${port}` };
+    return { proc, url: await apiUrlOf(proc) };
   };
   const repos = createRepositories(db.sql);
   const createApiKey = async (checks: number) => {

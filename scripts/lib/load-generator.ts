@@ -60,11 +60,6 @@ export class LoadGenerator {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  /** Entries of `kind` answered within [from, to) (ms timestamps). */
-  between(kind: Kind, from: number, to: number): LedgerEntry[] {
-    return this.ledger.filter((e) => e.kind === kind && e.sentAt >= from && e.answeredAt < to);
-  }
-
   private fire(kind: Kind) {
     const n = this.seq++;
     const server = this.options.serverUrls[n % this.options.serverUrls.length]!;

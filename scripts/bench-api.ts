@@ -30,7 +30,7 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,6 +44,7 @@ import { deleteQueueKeys } from '@observatory/queue/testing';
 import { analyzeDirty, generateApiKey } from '@observatory/service';
 import { startFleet } from '@observatory/testkit';
 import Fastify from 'fastify';
+import { cpuSeconds } from './lib/process-stats.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const MODES = (process.env.BENCH_MODES ?? 'distributed,embedded').split(',') as Array<
@@ -56,8 +57,6 @@ const WARM_UP_SECONDS = 2;
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const AUTOCANNON = path.resolve('node_modules/.bin/autocannon');
 const TARGETS = { trustRatio: 0.5, trustP99Ms: 25, agentQueryRatio: 0.3, reportsPerS: 10_000 };
-/** Linux reports process CPU in clock ticks of 1/100 s. */
-const CLOCK_TICKS_PER_S = 100;
 
 const run = promisify(execFile);
 
@@ -84,12 +83,6 @@ interface Served {
   stop(): Promise<void>;
 }
 
-function processCpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // after the ") ": state is field 3, so utime (14) and stime (15) are at 11 and 12
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-}
-
 /**
  * CPU of the backends connected to one database. The pool keeps its connections, so a backend
  * that appears between two readings counts from zero (its start-up is a few ms at most).
@@ -101,12 +94,9 @@ function dbCpuReader(db: Database, name: string): DbCpu {
     const rows = await db.sql<{ pid: number }[]>`
       SELECT pid FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`;
     for (const { pid } of rows) {
-      let now: number;
-      try {
-        now = processCpuSeconds(pid);
-      } catch {
-        continue; // ended meanwhile
-      }
+      // 0: ended meanwhile (or no CPU used yet): either way nothing to add
+      const now = cpuSeconds(pid);
+      if (now === 0) continue;
       total += now - (seen.get(pid) ?? 0);
       seen.set(pid, now);
     }
@@ -130,7 +120,7 @@ async function startProcess(args: string[], env: NodeJS.ProcessEnv): Promise<Ser
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new Error(`${args.at(-1)} exited (${child.exitCode ?? child.signalCode}) during the bench`);
       }
-      return processCpuSeconds(child.pid!);
+      return cpuSeconds(child.pid!);
     },
     async stop() {
       if (child.exitCode !== null) return;
@@ -194,14 +184,14 @@ async function load(name: string, server: Served, pathAndQuery: string, request:
   const cpu = server.cpuSeconds() - cpuBefore;
   const dbCpu = dbBefore === undefined ? null : (await request.dbCpu!()) - dbBefore;
   const r = JSON.parse(stdout);
+  // autocannon's average is per sample; a fixed amount's rate is its total over the duration
+  const perS = Math.round(request.amount ? r.requests.total / r.duration : r.requests.average);
   if (name !== 'warm-up') {
-    const perS = Math.round(request.amount ? r.requests.total / r.duration : r.requests.average);
     console.log(`  ${name}: ${perS} req/s, p99 ${r.latency.p99} ms, non-2xx ${r.non2xx}`);
   }
   return {
     name,
-    // autocannon's average is per sample; a fixed amount's rate is its total over the duration
-    requests_per_s: Math.round(request.amount ? r.requests.total / r.duration : r.requests.average),
+    requests_per_s: perS,
     latency_p50_ms: r.latency.p50,
     latency_p99_ms: r.latency.p99,
     requests: r.requests.total,

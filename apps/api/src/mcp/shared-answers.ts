@@ -11,6 +11,8 @@ interface Shared {
   json: string;
   reusableUntil: number;
   result?: CallToolResult;
+  /** The output schema it was checked against and passed (checked once, not per call). */
+  passed?: object;
 }
 
 const shared = new WeakMap<object, Shared>();
@@ -21,7 +23,14 @@ export function shareAnswer<T extends object>(structured: T, json: string, reusa
   return structured;
 }
 
-export const isSharedAnswer = (structured: object) => shared.has(structured);
+/** Whether this is a shared answer that already passed `schema` (see runTool). */
+export const passedBefore = (structured: object, schema: object) => shared.get(structured)?.passed === schema;
+
+/** Notes that a shared answer passed `schema`; answers not shared are made anew each call: no note. */
+export function notePassed(structured: object, schema: object): void {
+  const entry = shared.get(structured);
+  if (entry) entry.passed = schema;
+}
 
 interface ResultText {
   /** The JSON of the whole tool result. */

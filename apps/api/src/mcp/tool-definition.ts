@@ -8,7 +8,7 @@ import {
 import { HttpProblem, MCP_TOOLS, type Services } from '@observatory/service';
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
-import { isSharedAnswer, sharedResult } from './shared-answers.ts';
+import { notePassed, passedBefore, sharedResult } from './shared-answers.ts';
 
 export type McpToolName = (typeof MCP_TOOLS)[number]['name'];
 
@@ -96,16 +96,13 @@ export async function runTool(
   }
 }
 
-/** Structured results already checked, with the output schema they passed. */
-const checkedOutputs = new WeakMap<object, z.ZodObject>();
-
 /**
  * The check McpServer makes of structuredContent against the tool's output schema (same parse,
  * same message), done here instead so that an answer shared between calls is checked once:
  * createMcpServer registers the tools without their output schema.
  */
 async function outputProblem(tool: ToolDefinition, structured: Record<string, unknown>) {
-  if (checkedOutputs.get(structured) === tool.outputSchema) return undefined;
+  if (passedBefore(structured, tool.outputSchema)) return undefined;
   const parsed = await safeParseAsync(tool.outputSchema, structured);
   if (!parsed.success) {
     return new McpError(
@@ -113,8 +110,7 @@ async function outputProblem(tool: ToolDefinition, structured: Record<string, un
       `Output validation error: Invalid structured content for tool ${tool.name}: ${getParseErrorMessage(parsed.error)}`,
     ).message;
   }
-  // only answers shared between calls come back: others are new objects each time
-  if (isSharedAnswer(structured)) checkedOutputs.set(structured, tool.outputSchema);
+  notePassed(structured, tool.outputSchema);
   return undefined;
 }
 

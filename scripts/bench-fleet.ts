@@ -22,12 +22,10 @@
  * the machines needed for 100,000 servers every 5 minutes (333 probes/s). The one-worker phase
  * is the in-run baseline the others are compared with. Writes bench-results/fleet.json.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { type CliProcess, runCli } from '@observatory/cli-app/test/cli-process.ts';
 import { createTestDatabase, type TestDatabase } from '@observatory/db/testing';
@@ -35,6 +33,7 @@ import { deleteQueueKeys } from '@observatory/queue/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { apiUrlOf, dispatchedLines, distributedEnv } from './lib/distributed.ts';
+import { type FleetProcess, registerFleet, startFleetProcess } from './lib/fleet-process.ts';
 import { childPids, groupCpuSeconds, RssSampler } from './lib/process-stats.ts';
 
 const { values } = parseArgs({
@@ -65,26 +64,6 @@ const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mb = (bytes: number) => round(bytes / 2 ** 20, 0);
 
-interface Fleet {
-  child: ChildProcess;
-  urls: string[];
-  statsUrl: string;
-}
-
-async function startFleetProcess(count: number): Promise<Fleet> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'packages/testkit/src/cli.ts', '--json', `healthy=${count}`],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const line = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`fleet exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once('line', resolve);
-  });
-  const info = JSON.parse(line) as { statsUrl: string; servers: Array<{ url: string }> };
-  return { child, urls: info.servers.map((s) => s.url), statsUrl: info.statsUrl };
-}
-
 /** The machine's Postgres: its postmaster and every child (backends, writers, autovacuum). */
 async function postgresPids(db: TestDatabase): Promise<() => number[]> {
   const [row] = await db.sql<{ setting: string }[]>`
@@ -101,14 +80,6 @@ async function redisPid(): Promise<number> {
   } finally {
     redis.disconnect();
   }
-}
-
-/** Registers the fleet in one statement. */
-async function registerServers(db: TestDatabase, urls: string[]) {
-  await db.sql`
-    INSERT INTO servers (url, slug, name, category, source)
-    SELECT u, 'bench-' || n, 'bench ' || n, 'other', 'registered'
-    FROM unnest(${urls}::text[]) WITH ORDINALITY AS t(u, n)`;
 }
 
 /** Slots spread evenly over one interval from `start`: the steady state of a fleet. */
@@ -183,7 +154,7 @@ interface PhaseResult {
 
 async function runPhase(
   db: TestDatabase,
-  fleet: Fleet,
+  fleet: FleetProcess,
   pg: () => number[],
   redis: number,
   workers: number,
@@ -360,7 +331,7 @@ function printTable(results: PhaseResult[]) {
 
 const prefixes: string[] = [];
 process.stdout.write(`bench:fleet — ${SERVERS} virtual servers, phases ${values.phases}\n`);
-const fleet = await startFleetProcess(SERVERS);
+const fleet = await startFleetProcess([`healthy=${SERVERS}`]);
 const db = await createTestDatabase({ poolMax: 2 });
 const cleanup = async () => {
   fleet.child.kill('SIGTERM');
@@ -369,7 +340,7 @@ const cleanup = async () => {
 };
 process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
 try {
-  await registerServers(db, fleet.urls);
+  await registerFleet(db, fleet.urls, 'bench');
   const pg = await postgresPids(db);
   const redis = await redisPid();
   const results: PhaseResult[] = [];

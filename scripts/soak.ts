@@ -18,12 +18,10 @@
  * It prints the RSS table with the growth from the first to the last third of the run (after a
  * 2-minute warm-up), writes bench-results/soak.json, and exits 1 if a count differs.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { runCli } from '@observatory/cli-app/test/cli-process.ts';
 import { createRepositories } from '@observatory/db';
@@ -33,6 +31,7 @@ import { generateApiKey } from '@observatory/service';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { apiUrlOf, distributedEnv } from './lib/distributed.ts';
+import { registerFleet, startFleetProcess } from './lib/fleet-process.ts';
 import { LoadGenerator, tally } from './lib/load-generator.ts';
 import { RssSampler } from './lib/process-stats.ts';
 import { badAnswers, reconcile } from './lib/reconcile.ts';
@@ -64,21 +63,8 @@ function fleetPlan(total: number): string[] {
   return [`healthy=${healthy}`, ...Object.entries(counts).map(([k, n]) => `${k}=${n}`), '--slow-ms', '800'];
 }
 
-async function startFleetProcess(): Promise<{ child: ChildProcess; urls: string[] }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'packages/testkit/src/cli.ts', '--json', ...fleetPlan(SERVERS)],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const line = await new Promise<string>((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`fleet exited with ${code}`)));
-    createInterface({ input: child.stdout! }).once('line', resolve);
-  });
-  return { child, urls: (JSON.parse(line) as { servers: Array<{ url: string }> }).servers.map((s) => s.url) };
-}
-
 process.stdout.write(`soak: ${MINUTES} min, ${SERVERS} servers every ${values.interval} s, mixed load\n`);
-const fleet = await startFleetProcess();
+const fleet = await startFleetProcess(fleetPlan(SERVERS));
 const db = await createTestDatabase({ poolMax: 2 });
 const prefix = `soak-${randomBytes(4).toString('hex')}`;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'obs-soak-'));
@@ -119,10 +105,7 @@ function readLog(output: string) {
 }
 let failed = false;
 try {
-  await db.sql`
-    INSERT INTO servers (url, slug, name, category, source)
-    SELECT u, 'soak-' || n, 'soak ' || n, 'other', 'registered'
-    FROM unnest(${fleet.urls}::text[]) WITH ORDINALITY AS t(u, n)`;
+  await registerFleet(db, fleet.urls, 'soak');
   const key = generateApiKey();
   await createRepositories(db.sql).apiKeys.insert({
     prefix: key.displayPrefix,

@@ -76,7 +76,6 @@ describe.each(MODES)('public write API ($mode)', ({ options }) => {
       });
     });
 
-    // BUG (report.routes.ts / report-ingest.service.ts): COMPAT.md's reply names
     it('answers with every COMPAT.md field of the old reply', async () => {
       const body = (await report()).json();
       expect(body).toMatchObject({

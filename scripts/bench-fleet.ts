@@ -32,7 +32,7 @@ import { createTestDatabase, type TestDatabase } from '@observatory/db/testing';
 import { deleteQueueKeys } from '@observatory/queue/testing';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { apiUrlOf, dispatchedLines, distributedEnv } from './lib/distributed.ts';
+import { apiUrlOf, dispatchedLines, distributedEnv, stopCli } from './lib/distributed.ts';
 import { type FleetProcess, registerFleet, startFleetProcess } from './lib/fleet-process.ts';
 import { childPids, groupCpuSeconds, RssSampler } from './lib/process-stats.ts';
 
@@ -284,14 +284,7 @@ async function runPhase(
       sustained: lagP99 <= TARGET_LAG_P99_S && overdue!.n + waiting < demand * 2,
     };
   } finally {
-    await Promise.all(
-      all.map(async (p) => {
-        p.child.kill('SIGTERM');
-        const timer = setTimeout(() => p.child.kill('SIGKILL'), 20_000);
-        await p.exited;
-        clearTimeout(timer);
-      }),
-    );
+    await Promise.all(all.map((p) => stopCli(p, 20_000)));
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

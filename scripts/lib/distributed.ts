@@ -52,3 +52,15 @@ export function dispatchedLines(output: string): DispatchedLine[] {
     .filter((line) => line.includes('"probes dispatched"'))
     .map((line) => JSON.parse(line) as DispatchedLine);
 }
+
+/** SIGTERM, then waits for the exit (SIGKILL after `graceMs`, for a process that hangs). */
+export async function stopCli(cli: CliProcess, graceMs: number): Promise<Awaited<CliProcess['exited']>> {
+  if (cli.child.exitCode !== null || cli.child.signalCode !== null) return cli.exited;
+  cli.child.kill('SIGTERM');
+  const timer = setTimeout(() => cli.child.kill('SIGKILL'), graceMs);
+  try {
+    return await cli.exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -7,7 +7,7 @@ import { createRepositories, type Database, migrate, openDatabase } from '@obser
 import { generateApiKey } from '@observatory/service';
 import { type Fleet, startFleet } from '@observatory/testkit';
 import { Queue } from 'bullmq';
-import { apiUrlOf, distributedEnv } from '../../scripts/lib/distributed.ts';
+import { apiUrlOf, distributedEnv, stopCli } from '../../scripts/lib/distributed.ts';
 import { LoadGenerator, type LoadOptions } from '../../scripts/lib/load-generator.ts';
 import {
   startThrowawayPostgres,
@@ -117,22 +117,11 @@ export async function startFaultStack(opts: FaultStackOptions = {}): Promise<Fau
 
   const spawn = async (role: Role, extra: Record<string, string> = {}) => {
     const cli = runCli([role], { ...env, ...extra });
-    let exited = false;
-    void cli.exited.then(() => {
-      exited = true;
-    });
     const proc: ObservatoryProcess = {
       ...cli,
       role,
-      alive: () => !exited,
-      async stop(graceMs = 20_000) {
-        if (exited) return cli.exited;
-        cli.child.kill('SIGTERM');
-        const timer = setTimeout(() => cli.child.kill('SIGKILL'), graceMs);
-        const result = await cli.exited;
-        clearTimeout(timer);
-        return result;
-      },
+      alive: () => cli.child.exitCode === null && cli.child.signalCode === null,
+      stop: (graceMs = 20_000) => stopCli(cli, graceMs),
     };
     processes.push(proc);
     await cli.waitFor(role === 'api' ? /listening on/ : new RegExp(`${role} running`), 30_000);

@@ -10,8 +10,7 @@ import {
   type TreeNode,
   toHex,
 } from '@observatory/receipts';
-import type { TransactionSql } from 'postgres';
-import type { Sql, SqlOrTx } from '../client.ts';
+import type { SqlOrTx } from '../client.ts';
 
 /** One lock for every append: leaf indexes are contiguous and the tree is built in order. */
 const AUDIT_APPEND_LOCK = 724_310_003;
@@ -164,47 +163,6 @@ function insertEvents(tx: SqlOrTx, events: readonly StoredAuditEvent[]) {
     FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS x(idx bigint, event_id text,
       event_type text, occurred_at timestamptz, server_id bigint, agent_id text, key_id bigint,
       receipt_id text, payload jsonb, leaf_hash text)`;
-}
-
-/**
- * A transaction sent as a pipeline on a reserved connection, without a round trip of its own for
- * BEGIN or COMMIT: `body` queues its statements (run in the order they were queued, each after
- * the one before has finished) and awaits only what it needs to read, then hands back the
- * statements still in flight; COMMIT goes right behind them. So a batch whose body needs one
- * answer from the database costs two round trips in all, not four or more.
- *
- * When a statement fails, Postgres refuses the rest of the transaction and answers the COMMIT
- * with a rollback; the caller gets the first failure (its SQLSTATE intact) and nothing is kept.
- * Only a transaction whose every statement succeeded and whose COMMIT reports COMMIT resolves.
- */
-export async function pipelinedTransaction<T>(
-  sql: Sql,
-  body: (tx: TransactionSql) => Promise<{ result: T; inFlight: Array<Promise<unknown>> }>,
-): Promise<T> {
-  const reserved = await sql.reserve();
-  // postgres.js gives a reserved connection no `begin` (its types say otherwise; a test here
-  // pins it), so to inTransaction it passes for the transaction it is: code that would open
-  // one of its own runs its statements in this one instead of sending a nested BEGIN.
-  const tx = reserved as unknown as TransactionSql;
-  try {
-    const begun = reserved`BEGIN`.execute();
-    // Observed from the start: if the connection drops, BEGIN fails while the body may still be
-    // waiting (on the signing worker, say), and an unobserved rejection would end the process.
-    // Its error still reaches the caller, through the body's statements or the Promise.all below.
-    begun.catch(() => {});
-    const { result, inFlight } = await body(tx);
-    const commit = reserved`COMMIT`.execute();
-    // all of them awaited together, so none can fail unobserved
-    const [committed] = await Promise.all([commit, begun, ...inFlight]);
-    if (committed.command !== 'COMMIT') throw new Error(`the transaction ended with ${committed.command}`);
-    return result;
-  } catch (err) {
-    // a failure before the COMMIT was queued leaves the transaction open (or aborted): end it
-    await reserved`ROLLBACK`.catch(() => {});
-    throw err;
-  } finally {
-    reserved.release();
-  }
 }
 
 /** An append under way: the lock is held and the next index known. */

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,6 +85,67 @@ describe('migrations', () => {
 
   it('record the day the data store was created as data_since', async () => {
     expect(await readDataSince(pg.sql)).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+});
+
+/** A database migrated up to (not including) `stop`, as a deployment of that version left it. */
+async function migratedUpTo(stop: string): Promise<TestDatabase> {
+  const db = await createTestDatabase({ migrate: false });
+  await db.sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
+  for (const m of await listMigrations()) {
+    if (m.name >= stop) break;
+    await db.sql.unsafe(await readFile(m.file, 'utf8')).simple();
+    await db.sql`INSERT INTO schema_migrations (name) VALUES (${m.name})`;
+  }
+  return db;
+}
+
+describe('migration 0003: receipts become a view of the audit log', () => {
+  const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  // a JWS whose header base64url needs padding to decode (its length is not a multiple of 4)
+  const jws = `${b64url({ alg: 'EdDSA', kid: 'key-2026-a', typ: 'x' })}.${b64url({ rid: 'rcpt_1' })}.c2ln`;
+
+  async function logReceipt(sql: Sql, receiptJws: string) {
+    await sql`
+      INSERT INTO audit_events (idx, event_id, event_type, occurred_at, server_id, agent_id, key_id,
+                                receipt_id, payload, leaf_hash)
+      VALUES (0, 'evt_1', 'agent_query', '2026-11-01T10:00:00.123Z', NULL, 'obs_abc', 7, 'rcpt_1',
+              ${sql.json({ query: 'q', server_url: 'https://a.example/mcp', verdict: 'PASS', score: 0.91, jws: receiptJws })},
+              '\\x00')`;
+  }
+
+  it('keeps every stored receipt, read back from its audit event', async () => {
+    const db = await migratedUpTo('0003');
+    try {
+      expect(jws.split('.')[0]!.length % 4).not.toBe(0);
+      await logReceipt(db.sql, jws);
+      await db.sql`
+        INSERT INTO receipts (id, jws, server_id, server_url, verdict, score, issued_at, kid, audit_index)
+        VALUES ('rcpt_1', ${jws}, NULL, 'https://a.example/mcp', 'PASS', 0.91, '2026-11-01T10:00:00.123Z', 'key-2026-a', 0)`;
+      const before = await db.sql`SELECT * FROM receipts`;
+      expect((await migrate(db.sql)).applied).toContain('0003_receipts_view_of_audit_log');
+      const after = await db.sql`SELECT * FROM receipts`;
+      expect(after).toEqual(before);
+      const [kind] = await db.sql`SELECT table_type FROM information_schema.tables WHERE table_name = 'receipts'`;
+      expect(kind?.table_type).toBe('VIEW');
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('refuses to drop a receipt that is not in the log', async () => {
+    const db = await migratedUpTo('0003');
+    try {
+      await logReceipt(db.sql, 'another.jws.value');
+      await db.sql`
+        INSERT INTO receipts (id, jws, server_id, server_url, verdict, score, issued_at, kid, audit_index)
+        VALUES ('rcpt_1', ${jws}, NULL, 'https://a.example/mcp', 'PASS', 0.91, now(), 'key-2026-a', 0)`;
+      await expect(migrate(db.sql)).rejects.toThrow(/1 receipts have no matching audit event/);
+      const [kind] = await db.sql`SELECT table_type FROM information_schema.tables WHERE table_name = 'receipts'`;
+      expect(kind?.table_type).toBe('BASE TABLE');
+    } finally {
+      await db.drop();
+    }
   });
 });
 

@@ -263,8 +263,8 @@ export function auditRepository(sql: SqlOrTx) {
     },
 
     /**
-     * Retention: deletes event rows (and receipts) older than `before`, but only below the
-     * latest checkpoint, so everything pruned is provable from its kept leaf hash. Returns the
+     * Retention: deletes event rows (and so receipts, a view of them) older than `before`, but
+     * only below the latest checkpoint, so everything pruned is provable from its kept leaf hash. Returns the
      * index below which rows are now gone (kept in meta as audit_pruned_below).
      */
     async pruneBefore(before: Date): Promise<{ deleted: number; prunedBelow: number }> {
@@ -282,7 +282,6 @@ export function auditRepository(sql: SqlOrTx) {
       }
       const prunedBelow = edge.idx + 1;
       const deleted = await sql`DELETE FROM audit_events WHERE idx < ${prunedBelow}`;
-      await sql`DELETE FROM receipts WHERE audit_index < ${prunedBelow}`;
       await sql`
         INSERT INTO meta (key, value) VALUES ('audit_pruned_below', ${String(prunedBelow)})
         ON CONFLICT (key) DO UPDATE SET value = GREATEST(meta.value::bigint, EXCLUDED.value::bigint)::text`;

@@ -4,6 +4,7 @@ import {
   auditLeafData,
   auditRepository,
   type Checkpoint,
+  type StoredAuditEvent,
   pipelinedTransaction,
 } from '@observatory/db';
 import {
@@ -92,7 +93,8 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
   /**
    * One transaction per batch of agent queries: the keys' checks are granted (each key
    * min(asked, left) under its row lock, handed out in arrival order), the granted verdicts are
-   * signed under the append lock with their log indexes, and the events and receipts stored —
+   * signed under the append lock with their log indexes, and their events stored (the audit
+   * event is the receipt's only record: `receipts` is a view of the log, see migration 0003) —
    * so a check is used exactly when its receipt is logged, and an answer costs one commit, not
    * two. Round trip one: BEGIN, the grant, the lock and the tree's edge; then the receipts are
    * signed on a worker thread (the event loop serves requests meanwhile); round trip two: the
@@ -160,43 +162,19 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
             },
           })),
         );
-        // each issued receipt's answer and its receipts row, in one pass
-        const rows: Array<Record<string, unknown>> = [];
+        // each issued receipt's answer (the receipts view reads them back from these events)
         let j = 0;
-        const outcomes = charged.map((c, i): MeteredReceipt => {
+        const outcomes = charged.map((c): MeteredReceipt => {
           if (typeof c === 'string') return { status: c };
           const s = signed[j]!;
-          const v = items[i]!.verdict;
           const receipt = { receipt_id: s.id, jws: s.jws, log_index: started.firstIndex + j, issued_at: now };
           j += 1;
-          rows.push({
-            id: s.id,
-            jws: s.jws,
-            server_id: v.server_id,
-            server_url: v.server_url,
-            verdict: v.verdict,
-            score: v.score,
-            issued_at: now,
-            // the key it was signed with (a rotation while it was signed changes ring.kid)
-            kid: s.kid,
-            audit_index: receipt.log_index,
-          });
           return {
             status: 'issued',
             key: { key_id: c.key.id, key_prefix: c.key.prefix, scopes: c.key.scopes, remaining: c.remaining },
             receipt,
           };
         });
-        if (rows.length > 0) {
-          // the receipts rows go in the same round trip as the events and the COMMIT
-          inFlight.push(
-            tx`
-              INSERT INTO receipts (id, jws, server_id, server_url, verdict, score, issued_at, kid, audit_index)
-              SELECT * FROM json_to_recordset(${JSON.stringify(rows)}::text::json) AS x(id text, jws text,
-                server_id bigint, server_url text, verdict text, score double precision,
-                issued_at timestamptz, kid text, audit_index bigint)`.execute(),
-          );
-        }
         return { result: outcomes, inFlight };
       }),
     { maxBatch: 500, maxConcurrent: 1 },
@@ -242,10 +220,13 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
     /** Checks a receipt by id or by its JWS: signature, claims, and inclusion in the log. */
     async verify(input: { id?: string; jws?: string }): Promise<ReceiptVerification> {
       let jws = input.jws;
+      // the audit event is the receipt's record (the receipts view reads the same rows)
+      let logged: StoredAuditEvent | undefined;
       if (!jws && input.id) {
-        const [row] = await sql<{ jws: string }[]>`SELECT jws FROM receipts WHERE id = ${input.id}`;
-        if (!row) return unknown('unknown_receipt', 'No receipt with this id was issued here.');
-        jws = row.jws;
+        logged = await audit.findByReceipt(input.id);
+        if (typeof logged?.payload.jws !== 'string')
+          return unknown('unknown_receipt', 'No receipt with this id was issued here.');
+        jws = logged.payload.jws;
       }
       if (!jws) return unknown('malformed', 'Give a receipt id or a JWS.');
       await ring.refresh().catch(() => {});
@@ -263,7 +244,7 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
         };
       }
       const claims = checked.claims as unknown as Record<string, unknown> & { rid: string };
-      const event = await audit.findByReceipt(claims.rid);
+      const event = logged?.receipt_id === claims.rid ? logged : await audit.findByReceipt(claims.rid);
       if (!event) {
         return {
           valid: false,

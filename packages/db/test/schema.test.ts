@@ -126,7 +126,8 @@ describe('migration 0003: receipts become a view of the audit log', () => {
       expect((await migrate(db.sql)).applied).toContain('0003_receipts_view_of_audit_log');
       const after = await db.sql`SELECT * FROM receipts`;
       expect(after).toEqual(before);
-      const [kind] = await db.sql`SELECT table_type FROM information_schema.tables WHERE table_name = 'receipts'`;
+      const [kind] =
+        await db.sql`SELECT table_type FROM information_schema.tables WHERE table_name = 'receipts'`;
       expect(kind?.table_type).toBe('VIEW');
     } finally {
       await db.drop();
@@ -141,7 +142,8 @@ describe('migration 0003: receipts become a view of the audit log', () => {
         INSERT INTO receipts (id, jws, server_id, server_url, verdict, score, issued_at, kid, audit_index)
         VALUES ('rcpt_1', ${jws}, NULL, 'https://a.example/mcp', 'PASS', 0.91, now(), 'key-2026-a', 0)`;
       await expect(migrate(db.sql)).rejects.toThrow(/1 receipts have no matching audit event/);
-      const [kind] = await db.sql`SELECT table_type FROM information_schema.tables WHERE table_name = 'receipts'`;
+      const [kind] =
+        await db.sql`SELECT table_type FROM information_schema.tables WHERE table_name = 'receipts'`;
       expect(kind?.table_type).toBe('BASE TABLE');
     } finally {
       await db.drop();

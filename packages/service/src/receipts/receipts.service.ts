@@ -4,8 +4,8 @@ import {
   auditLeafData,
   auditRepository,
   type Checkpoint,
-  type StoredAuditEvent,
   pipelinedTransaction,
+  type StoredAuditEvent,
 } from '@observatory/db';
 import {
   type KeyRing,

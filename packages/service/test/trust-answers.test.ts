@@ -76,4 +76,53 @@ describe('trust answers', () => {
     vi.setSystemTime(expiry + 100);
     expect(services.trust.readyAnswer(url)?.reusableUntil).toBe(expiry + 900);
   });
+  it("gives /agent-query the cached answer's verdict, sharing its parts within the second", async () => {
+    const url = 'http://127.0.0.1:9/agent-queried';
+    await services.reports.ingest({ server_url: url, success: true, latency_ms: 70 }, {});
+    const { api_key } = await services.agentKeys.issueAnonymousKey('198.51.100.7');
+    const bearer = `Bearer ${api_key}`;
+    const [a, b] = await Promise.all([
+      services.trust.agentQuery(url, bearer),
+      services.trust.agentQuery(` ${url} `, bearer),
+    ]);
+    const { body } = await services.trust.trustAnswer(url);
+    if (!body.found) throw new Error('the reported server is tracked');
+    for (const answer of [a!, b!]) {
+      expect(answer).toMatchObject({
+        server: { url, name: body.name, slug: body.slug, category: body.category },
+        verdict: body.verdict,
+        score: body.trust_score,
+        latency: { p50_ms: body.metrics.p50_latency_ms, p95_ms: body.metrics.p95_latency_ms },
+        evidence: body.evidence,
+        reason_code: body.reason_code,
+        reason: body.reason,
+        confidence: body.confidence,
+      });
+    }
+    // made once from the cached row: the second ask got the same objects, its own receipt
+    expect(b!.server).toBe(a!.server);
+    expect(b!.latency).toBe(a!.latency);
+    expect(b!.receipt_id).not.toBe(a!.receipt_id);
+
+    const untracked = await services.trust.agentQuery('http://127.0.0.1:9/agent-queried-later', bearer);
+    expect(untracked).toMatchObject({
+      server: null,
+      verdict: 'UNCERTAIN',
+      score: null,
+      latency: { p50_ms: null, p95_ms: null },
+      evidence: 'none',
+      reason_code: 'agent_not_found',
+      confidence: 0,
+    });
+    const claims = JSON.parse(Buffer.from(untracked.receipt.split('.')[1]!, 'base64url').toString());
+    expect(claims.evidence).toEqual({
+      kind: 'none',
+      window: {
+        from: new Date(Date.parse(untracked.checked_at) - 86_400_000).toISOString(),
+        to: untracked.checked_at,
+      },
+      probes: 0,
+      reports: 0,
+    });
+  });
 });

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { HttpProblem } from '../problem.ts';
 import type { IssuedReceipt, ReceiptsService, VerdictToAttest } from '../receipts/receipts.service.ts';
 import type { Runtime } from '../runtime.ts';
-import { generateApiKey, hashApiKey, isWellFormedApiKey } from './api-key-format.ts';
+import { generateApiKey, isWellFormedApiKey } from './api-key-format.ts';
+import { BearerKeyMemo } from './bearer-key-memo.ts';
 
 /** SPEC 2.1/5: anonymous keys read trust data, get 50 checks, never expire. */
 export const ANONYMOUS_SCOPES = ['trust:read'] as const;
@@ -58,6 +59,8 @@ export function agentKeysService(runtime: Runtime, receipts: ReceiptsService) {
     return key;
   };
 
+  const bearerKeys = new BearerKeyMemo();
+
   const allowanceUsedUp = () =>
     new HttpProblem(
       402,
@@ -101,7 +104,7 @@ export function agentKeysService(runtime: Runtime, receipts: ReceiptsService) {
 
     /** Checks an `Authorization: Bearer <key>` header; throws a 401 problem otherwise. */
     async authenticate(authorization: string | undefined): Promise<AuthenticatedAgent> {
-      const row = await repos.apiKeys.findBySecretHash(hashApiKey(parseBearer(authorization)));
+      const row = await repos.apiKeys.findBySecretHash(bearerKeys.keyHash(authorization, parseBearer));
       if (!row) throw unauthorized('The API key is not known.', 'invalid_token');
       return { keyId: row.id, keyPrefix: row.prefix, scopes: row.scopes };
     },
@@ -111,7 +114,7 @@ export function agentKeysService(runtime: Runtime, receipts: ReceiptsService) {
      * not looked up: the lookup and the check it uses happen with the receipt (chargeWithReceipt).
      */
     bearerKeyHash(authorization: string | undefined): Buffer {
-      return hashApiKey(parseBearer(authorization));
+      return bearerKeys.keyHash(authorization, parseBearer);
     },
 
     /**

@@ -41,16 +41,17 @@ export interface StoredAuditEvent extends AuditEvent {
  * as an ISO string with milliseconds. Anyone holding an exported row can recompute it.
  */
 export function auditLeafData(event: AuditEvent): string {
+  // built in key order, so canonicalJson has nothing to copy
   return canonicalJson({
-    idx: event.idx,
+    agent_id: event.agent_id,
     event_id: event.event_id,
     event_type: event.event_type,
-    occurred_at: event.occurred_at.toISOString(),
-    server_id: event.server_id,
-    agent_id: event.agent_id,
+    idx: event.idx,
     key_id: event.key_id,
-    receipt_id: event.receipt_id,
+    occurred_at: event.occurred_at.toISOString(),
     payload: event.payload,
+    receipt_id: event.receipt_id,
+    server_id: event.server_id,
   });
 }
 

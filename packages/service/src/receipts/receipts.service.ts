@@ -153,12 +153,13 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
             agent_id: key.prefix,
             key_id: key.id,
             receipt_id: signed[j]!.id,
+            // keys in sorted order: the leaf's canonical JSON then needs no copy
             payload: {
+              jws: signed[j]!.jws,
               query: v.query,
+              score: v.score,
               server_url: v.server_url,
               verdict: v.verdict,
-              score: v.score,
-              jws: signed[j]!.jws,
             },
           })),
         );

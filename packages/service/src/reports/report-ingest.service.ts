@@ -64,14 +64,15 @@ export function reportIngestService(runtime: Runtime, servers: ServerResolver, l
           agent_id: r.agent_id,
           key_id: r.key_id,
           receipt_id: null,
+          // keys in sorted order: the leaf's canonical JSON then needs no copy
           payload: {
+            error_message: r.error_message,
+            error_type: r.error_type,
+            http_status: r.http_status,
+            latency_ms: r.latency_ms,
             report_id: r.report_id,
             success: r.success,
-            latency_ms: r.latency_ms,
             tool_name: r.tool_name,
-            error_type: r.error_type,
-            error_message: r.error_message,
-            http_status: r.http_status,
           },
         }));
         // Round trip one: the rows, their dirty marks (the analyzer folds these hours into

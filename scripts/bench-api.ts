@@ -26,6 +26,9 @@
  * they compare with always run).
  * In distributed mode the CPU of the Postgres backends serving the bench database is read from
  * /proc too (db cpu µs/req), so a limit in the database shows up next to one in the api process.
+ * The load generator's CPU (load cpu µs/req) is read too, once it has exited: it shares the
+ * machine's cores, so `cpu-bound req/s` — all cores divided by server + database + load
+ * generator CPU per request — is the rate at which the route would saturate this machine.
  * Writes bench-results/api.json.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
@@ -44,7 +47,7 @@ import { deleteQueueKeys } from '@observatory/queue/testing';
 import { analyzeDirty, generateApiKey } from '@observatory/service';
 import { startFleet } from '@observatory/testkit';
 import Fastify from 'fastify';
-import { cpuSeconds } from './lib/process-stats.ts';
+import { cpuSeconds, reapedChildrenCpuSeconds } from './lib/process-stats.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const MODES = (process.env.BENCH_MODES ?? 'distributed,embedded').split(',') as Array<
@@ -152,6 +155,15 @@ interface Row {
   server_cpu_us_per_request: number;
   /** CPU of the Postgres backends of the bench database per answered request (null: not measured). */
   db_cpu_us_per_request: number | null;
+  /** CPU of the load generator (autocannon) per answered request: it shares the machine. */
+  load_cpu_us_per_request: number;
+  /**
+   * Requests per second this machine's cores could answer if the server, its database and the
+   * load generator used all of them at the CPU per request measured here: where the route would
+   * saturate the machine, to set beside what was reached (a route far below it is waiting on
+   * something other than CPU).
+   */
+  cpu_bound_requests_per_s: number;
   ratio_to_bare: number | null;
   ratio_to_bare_cpu: number | null;
 }
@@ -180,7 +192,9 @@ async function load(name: string, server: Served, pathAndQuery: string, request:
   args.push(`${server.url}${pathAndQuery}`);
   const cpuBefore = server.cpuSeconds();
   const dbBefore = await request.dbCpu?.();
+  const loadBefore = reapedChildrenCpuSeconds();
   const { stdout } = await run(AUTOCANNON, args, { maxBuffer: 64 * 1024 * 1024 });
+  const loadCpu = reapedChildrenCpuSeconds() - loadBefore;
   const cpu = server.cpuSeconds() - cpuBefore;
   const dbCpu = dbBefore === undefined ? null : (await request.dbCpu!()) - dbBefore;
   const r = JSON.parse(stdout);
@@ -200,6 +214,10 @@ async function load(name: string, server: Served, pathAndQuery: string, request:
     errors: r.errors + r.timeouts,
     server_cpu_us_per_request: Math.round((cpu * 1e6) / Math.max(1, r.requests.total)),
     db_cpu_us_per_request: dbCpu === null ? null : Math.round((dbCpu * 1e6) / Math.max(1, r.requests.total)),
+    load_cpu_us_per_request: Math.round((loadCpu * 1e6) / Math.max(1, r.requests.total)),
+    cpu_bound_requests_per_s: Math.round(
+      (os.cpus().length * r.requests.total) / Math.max(1e-9, cpu + (dbCpu ?? 0) + loadCpu),
+    ),
     ratio_to_bare: null,
     ratio_to_bare_cpu: null,
   };
@@ -447,6 +465,8 @@ function printTable(result: ModeResult) {
     'cpu µs/req',
     'cpu ratio',
     'db cpu µs/req',
+    'load cpu µs/req',
+    'cpu-bound req/s',
     'non-2xx',
   ];
   const lines = result.rows.map((r) => [
@@ -458,6 +478,8 @@ function printTable(result: ModeResult) {
     String(r.server_cpu_us_per_request),
     r.ratio_to_bare_cpu === null ? '—' : `${Math.round(r.ratio_to_bare_cpu * 100)} %`,
     r.db_cpu_us_per_request === null ? '—' : String(r.db_cpu_us_per_request),
+    String(r.load_cpu_us_per_request),
+    String(r.cpu_bound_requests_per_s),
     String(r.non_2xx + r.errors),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));

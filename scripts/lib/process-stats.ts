@@ -40,6 +40,16 @@ export function cpuSeconds(pid: number): number {
   return f ? (Number(f[11]) + Number(f[12])) / CLOCK_TICKS : 0;
 }
 
+/**
+ * User + system CPU seconds of this process's children that have exited and been waited for
+ * (cutime + cstime): a one-shot child such as a load generator, measured once it is done.
+ */
+export function reapedChildrenCpuSeconds(): number {
+  const f = statFields(process.pid);
+  // after the name: … utime(11) stime(12) cutime(13) cstime(14)
+  return f ? (Number(f[13]) + Number(f[14])) / CLOCK_TICKS : 0;
+}
+
 /** Direct children of `pid` (e.g. the backends of a postmaster). */
 export function childPids(pid: number): number[] {
   const out: number[] = [];

@@ -148,6 +148,22 @@ describe('signReceipts (on the signing worker)', () => {
     }
   });
 
+  it('refuses what was in hand when the worker thread dies, and starts a new one for the next call', async () => {
+    const ring = await newRing();
+    // a worker that dies on its first message, as one would on a fatal error in OpenSSL
+    const worker = new SigningWorker(
+      "require('node:worker_threads').parentPort.on('message', () => process.exit(7));",
+    );
+    try {
+      await expect(signReceipts(ring, [input, input], worker)).rejects.toThrow(/signing worker exited \(7\)/);
+      // a call after the crash goes to a new thread (it dies too), instead of waiting forever on
+      // the dead one
+      await expect(signReceipts(ring, [input], worker)).rejects.toThrow(/exited \(7\)/);
+    } finally {
+      await worker.close();
+    }
+  });
+
   it('refuses what it cannot sign instead of hanging', async () => {
     const worker = new SigningWorker();
     try {

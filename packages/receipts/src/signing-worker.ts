@@ -30,6 +30,12 @@ parentPort.on('message', ({ id, key, inputs }) => {
 type Reply = { id: number; signatures?: string[]; error?: string };
 
 export class SigningWorker {
+  /**
+   * @param source The worker's program (tests give one that crashes, to check that what was in
+   * hand is refused and that the next call does not wait on a dead thread).
+   */
+  constructor(private readonly source: string = WORKER_SOURCE) {}
+
   #worker: Worker | null = null;
   /** The key the running worker holds: cloning a KeyObject into a message costs ~1 ms. */
   #workerKey: KeyObject | null = null;
@@ -61,7 +67,7 @@ export class SigningWorker {
 
   #start(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
+    const worker = new Worker(this.source, { eval: true, execArgv: [] });
     this.#workerKey = null;
     worker.unref();
     worker.on('message', ({ id, signatures, error }: Reply) => {

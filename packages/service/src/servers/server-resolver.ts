@@ -3,17 +3,38 @@ import { HttpProblem } from '../problem.ts';
 import type { Runtime } from '../runtime.ts';
 
 const CACHE_LIMIT = 50_000;
+const RAW_CACHE_LIMIT = 10_000;
+
+/** A server as resolveOrCreate gives it. */
+export interface ResolvedServer {
+  id: number;
+  url: string;
+  created: boolean;
+}
 
 /**
  * Turns a server URL from an agent into a server id, creating a 'reported' server for a URL
  * we have not seen — after checking it is a public http(s) target (the probe will visit it).
  * Ids never change for a URL, so they are cached: the hot report path usually needs no query.
  */
-export function serverResolver(runtime: Runtime) {
+export function serverResolver(runtime: Runtime, { rawUrlLimit = RAW_CACHE_LIMIT } = {}) {
   const cache = new Map<string, number>();
   const remember = (url: string, id: number) => {
     if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
     cache.set(url, id);
+  };
+  /**
+   * URLs as agents sent them, with the known server each one resolved to: reports name the same
+   * servers over and over, and normalizing the URL (two URL parses) was most of resolving it.
+   * Only resolutions of servers that already existed are kept (the answer then says
+   * created: false, as it would the next time anyway); the entries are shared between callers:
+   * read them, never change them.
+   */
+  const byRaw = new Map<string, ResolvedServer>();
+  const rememberRaw = (rawUrl: string, resolved: ResolvedServer) => {
+    if (byRaw.size >= rawUrlLimit) byRaw.delete(byRaw.keys().next().value as string);
+    byRaw.set(rawUrl, resolved);
+    return resolved;
   };
 
   return {
@@ -41,14 +62,16 @@ export function serverResolver(runtime: Runtime) {
       }
     },
 
-    async resolveOrCreate(rawUrl: string): Promise<{ id: number; url: string; created: boolean }> {
+    async resolveOrCreate(rawUrl: string): Promise<ResolvedServer> {
+      const known = byRaw.get(rawUrl);
+      if (known !== undefined) return known;
       const url = this.normalize(rawUrl);
       const cached = cache.get(url);
-      if (cached !== undefined) return { id: cached, url, created: false };
+      if (cached !== undefined) return rememberRaw(rawUrl, { id: cached, url, created: false });
       const existing = await runtime.repos.servers.findByUrl(url);
       if (existing) {
         remember(url, existing.id);
-        return { id: existing.id, url, created: false };
+        return rememberRaw(rawUrl, { id: existing.id, url, created: false });
       }
       await this.assertProbeable(url);
       const { server, created } = await runtime.repos.servers.upsert({
@@ -62,6 +85,11 @@ export function serverResolver(runtime: Runtime) {
     },
 
     remember,
+
+    /** How many raw URLs are remembered (see byRaw). */
+    get rememberedRawUrls() {
+      return byRaw.size;
+    },
   };
 }
 

@@ -24,11 +24,14 @@ const ANSWERED_WITHOUT_DATABASE = [
  * refusal they can retry (tested in test/faults/postgres-restart.fault.ts).
  */
 export function registerDatabaseGate(app: FastifyInstance, runtime: Runtime) {
-  app.addHook('onRequest', async (request, reply) => {
-    if (runtime.db.available()) return;
+  // a callback hook, not an async one: it runs on every request and nearly always lets it pass
+  // (a promise and a microtask per request for that were measurable on the busiest routes)
+  app.addHook('onRequest', (request, reply, done) => {
+    if (runtime.db.available()) return done();
     const route = request.routeOptions.url;
     // unknown routes fall through to the 404 handler
-    if (route === undefined || ANSWERED_WITHOUT_DATABASE.some((p) => route.startsWith(p))) return;
-    return sendProblem(reply, request, unavailableProblem('The database is unavailable; retry shortly.', 2));
+    if (route === undefined || ANSWERED_WITHOUT_DATABASE.some((p) => route.startsWith(p))) return done();
+    // answered here: done() is not called, so the request goes no further
+    sendProblem(reply, request, unavailableProblem('The database is unavailable; retry shortly.', 2));
   });
 }

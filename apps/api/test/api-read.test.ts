@@ -148,6 +148,16 @@ describe.each(MODES)('public read API over real data ($mode)', ({ options }) => 
       }
     });
 
+    it('checks the server in the path alike at every ask (accepted ones are remembered, refusals are not)', async () => {
+      for (let ask = 0; ask < 2; ask++) {
+        expectProblem(await query('bell\u0007'), 400);
+        expectProblem(await query('   '), 400);
+        const res = await query(`  ${url.healthy} `);
+        expect(res.statusCode).toBe(200);
+        expect(res.json()).toMatchObject({ server: { url: url.healthy }, verdict: 'PASS' });
+      }
+    });
+
     it('agrees with /api/trust about the same server', async () => {
       for (const server of Object.values(url)) {
         const verdict = (await query(server)).json();

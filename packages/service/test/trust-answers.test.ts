@@ -81,10 +81,13 @@ describe('trust answers', () => {
     await services.reports.ingest({ server_url: url, success: true, latency_ms: 70 }, {});
     const { api_key } = await services.agentKeys.issueAnonymousKey('198.51.100.7');
     const bearer = `Bearer ${api_key}`;
-    const [a, b] = await Promise.all([
+    const answers = await Promise.all([
       services.trust.agentQuery(url, bearer),
       services.trust.agentQuery(` ${url} `, bearer),
     ]);
+    // the JSON text sent is the answer's, field for field and in order
+    for (const { body, json } of answers) expect(json).toBe(JSON.stringify(body));
+    const [a, b] = answers.map((answer) => answer.body);
     const { body } = await services.trust.trustAnswer(url);
     if (!body.found) throw new Error('the reported server is tracked');
     for (const answer of [a!, b!]) {
@@ -104,7 +107,11 @@ describe('trust answers', () => {
     expect(b!.latency).toBe(a!.latency);
     expect(b!.receipt_id).not.toBe(a!.receipt_id);
 
-    const untracked = await services.trust.agentQuery('http://127.0.0.1:9/agent-queried-later', bearer);
+    const { body: untracked, json } = await services.trust.agentQuery(
+      'http://127.0.0.1:9/agent-queried-later',
+      bearer,
+    );
+    expect(json).toBe(JSON.stringify(untracked));
     expect(untracked).toMatchObject({
       server: null,
       verdict: 'UNCERTAIN',

@@ -10,34 +10,37 @@ const serverIdentifier = boundedText(2048)
   .describe("The server's URL (URL-encoded), slug or name");
 
 /**
- * The querystring check of /api/trust (zod, as everywhere), remembering the URLs it accepted:
- * the same popular servers are asked about thousands of times a second, and the schema's trim
- * and two URL parses cost more than sending the ready answer. Only a lone string `url` is
- * remembered (the accepted, trimmed value), at most ACCEPTED_URLS of them; anything else, and
- * every refusal, goes through zod each time.
+ * The check of a request part that is one text field — /api/trust's querystring `url`,
+ * /agent-query's path — by its zod schema as everywhere, remembering the texts it accepted: the
+ * same popular servers are asked about thousands of times a second, and the schema's trim and
+ * checks (two URL parses for a URL) cost more than sending the ready answer. Only a lone string
+ * `field` is remembered (the accepted, trimmed value), at most ACCEPTED_TEXTS of them; anything
+ * else, and every refusal, goes through zod each time.
  */
-function rememberingAcceptedUrls<S>(route: FastifyRouteSchemaDef<S>): FastifyValidationResult {
-  const validate = validatorCompiler(route as unknown as FastifyRouteSchemaDef<ZodType>);
-  if (route.httpPart !== 'querystring') return validate;
-  const accepted = new Map<string, string>();
-  return (data) => {
-    const query = data as Record<string, unknown>;
-    const raw = query.url;
-    if (typeof raw !== 'string') return validate(data);
-    let keys = 0;
-    for (const _ in query) keys++;
-    if (keys !== 1) return validate(data);
-    const url = accepted.get(raw);
-    if (url !== undefined) return { value: { url } };
-    const result = validate(data) as { value?: { url: string } };
-    if (result.value) {
-      if (accepted.size >= ACCEPTED_URLS) accepted.delete(accepted.keys().next().value as string);
-      accepted.set(raw, result.value.url);
-    }
-    return result;
+function rememberingAccepted(part: 'querystring' | 'params', field: string) {
+  return <S>(route: FastifyRouteSchemaDef<S>): FastifyValidationResult => {
+    const validate = validatorCompiler(route as unknown as FastifyRouteSchemaDef<ZodType>);
+    if (route.httpPart !== part) return validate;
+    const accepted = new Map<string, string>();
+    return (data) => {
+      const input = data as Record<string, unknown>;
+      const raw = input[field];
+      if (typeof raw !== 'string') return validate(data);
+      let keys = 0;
+      for (const _ in input) keys++;
+      if (keys !== 1) return validate(data);
+      const value = accepted.get(raw);
+      if (value !== undefined) return { value: { [field]: value } };
+      const result = validate(data) as { value?: Record<string, string> };
+      if (result.value) {
+        if (accepted.size >= ACCEPTED_TEXTS) accepted.delete(accepted.keys().next().value as string);
+        accepted.set(raw, result.value[field]!);
+      }
+      return result;
+    };
   };
 }
-const ACCEPTED_URLS = 10_000;
+const ACCEPTED_TEXTS = 10_000;
 
 /** What Fastify sends a serialized object as. */
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -55,7 +58,7 @@ export function trustRoutes(app: FastifyInstance, services: Services) {
           'Scores above 70 indicate reliable servers, below 30 risky ones. An untracked server answers 200 with found:false and trust_score null.',
         querystring: z.object({ url: serverUrlSchema }),
       },
-      validatorCompiler: rememberingAcceptedUrls,
+      validatorCompiler: rememberingAccepted('querystring', 'url'),
     },
     // The answer comes with its JSON text (shared by every ask within a second): sent as it
     // is, and at once when it is ready (no promise to wait on: this is the busiest route).
@@ -81,10 +84,12 @@ export function trustRoutes(app: FastifyInstance, services: Services) {
       },
       // documented as /agent-query/{server}: the wildcard takes URLs with their slashes too
       config: { swaggerTransform: namedWildcard('server') },
+      validatorCompiler: rememberingAccepted('params', '*'),
     },
+    // sent as the JSON text the service made with the answer (most of it once per server a second)
     async (request, reply) => {
       const answer = await services.trust.agentQuery(request.params['*'], request.headers.authorization);
-      return reply.header('cache-control', 'no-store').send(answer);
+      return reply.header('cache-control', 'no-store').type(JSON_TYPE).send(answer.json);
     },
   );
 }

@@ -1,6 +1,9 @@
 import {
   auditAgainstCheckpoint,
+  leafHash,
   loadSigningKeys,
+  MemoryNodeStore,
+  MerkleLog,
   rotateKey,
   signCheckpoint,
   verifyCheckpoint,
@@ -84,6 +87,71 @@ describe('audit log in Postgres', () => {
     await db.sql`DELETE FROM audit_events WHERE idx = 90`;
     const deleted = await auditAgainstCheckpoint(leaves(), signed.checkpoint);
     expect(deleted.valid).toBe(false);
+  });
+});
+
+describe('audit_append (the append done in the database)', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => db?.drop());
+
+  it('stores exactly the leaves and nodes the reference Merkle log in packages/receipts makes', async () => {
+    const audit = auditRepository(db.sql);
+    const reference = new MemoryNodeStore();
+    const log = new MerkleLog(reference);
+    // batch sizes that start and end on every kind of boundary: odd sizes, powers of two,
+    // carries through many levels (size 63 → 64 → 128), single events, an empty batch
+    let n = 0;
+    for (const count of [1, 2, 3, 7, 1, 16, 33, 0, 64, 5, 1, 1, 127, 2]) {
+      const events = Array.from({ length: count }, (_, i) => event(n + i));
+      const stored = await audit.append(events);
+      expect(stored.map((e) => e.idx)).toEqual(events.map((_, i) => n + i));
+      await log.append(stored.map((e) => leafHash(auditLeafData(e))));
+      n += count;
+    }
+    const rows = await db.sql<{ level: number; idx: number; hash: Buffer }[]>`
+      SELECT level, idx, hash FROM audit_tree_nodes ORDER BY level, idx`;
+    const expected = await reference.getNodes(rows.map((r) => ({ level: r.level, index: r.idx })));
+    expect(rows.map((r) => r.hash.toString('hex'))).toEqual(
+      expected.map((h) => Buffer.from(h!).toString('hex')),
+    );
+    // and no node the reference has is missing: complete subtrees per level = ⌊n / 2^level⌋
+    let nodes = 0;
+    for (let level = 0; n >> level > 0; level++) nodes += n >> level;
+    expect(rows).toHaveLength(nodes);
+    expect(await audit.merkleLog().root(n)).toBe(await log.root(n));
+    // each event's leaf_hash column is its leaf's hash, as the returned events say
+    const events = await db.sql<
+      { idx: number; leaf_hash: Buffer }[]
+    >`SELECT idx, leaf_hash FROM audit_events ORDER BY idx`;
+    const leaves = await reference.getNodes(events.map((e) => ({ level: 0, index: e.idx })));
+    expect(events.map((e) => e.leaf_hash.toString('hex'))).toEqual(
+      leaves.map((h) => Buffer.from(h!).toString('hex')),
+    );
+  });
+
+  it('refuses mismatched arguments, and a tree with a node missing, keeping nothing', async () => {
+    const audit = auditRepository(db.sql);
+    await expect(db.sql`SELECT audit_append(ARRAY['a'], ARRAY[]::text[])`).rejects.toThrow(
+      /1 heads but 0 tails/,
+    );
+    // a size ≡ 3 (mod 4): the next leaf completes a level-1 node whose level-2 parent needs its
+    // stored left sibling (level 1, index (size - 3) / 2)
+    while ((await audit.size()) % 4 !== 3) await audit.append([event(5_000)]);
+    const size = await audit.size();
+    const [lost] = await db.sql<{ hash: Buffer }[]>`
+      DELETE FROM audit_tree_nodes WHERE level = 1 AND idx = ${(size - 3) / 2} RETURNING hash`;
+    const count = async () =>
+      (await db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM audit_events`)[0]!.n;
+    const events = await count();
+    await expect(audit.append([event(9_000)])).rejects.toThrow(/a node below level 2 is missing/);
+    expect(await count()).toBe(events);
+    expect(await audit.size()).toBe(size);
+    // put back, the log takes the append
+    await db.sql`INSERT INTO audit_tree_nodes (level, idx, hash) VALUES (1, ${(size - 3) / 2}, ${lost!.hash})`;
+    await expect(audit.append([event(9_000)])).resolves.toMatchObject([{ idx: size }]);
   });
 });
 

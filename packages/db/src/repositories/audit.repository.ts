@@ -1,7 +1,5 @@
 import { canonicalJson } from '@observatory/core';
 import {
-  appendNodes,
-  appendSiblings,
   type Hash,
   leafHash,
   MerkleLog,
@@ -12,7 +10,10 @@ import {
 } from '@observatory/receipts';
 import type { SqlOrTx } from '../client.ts';
 
-/** One lock for every append: leaf indexes are contiguous and the tree is built in order. */
+/**
+ * One lock for every append: leaf indexes are contiguous and the tree is built in order. The
+ * database's audit_append (migration 0004) takes the same key.
+ */
 const AUDIT_APPEND_LOCK = 724_310_003;
 
 export const AUDIT_EVENT_TYPES = ['agent_query', 'report', 'registration', 'key_issued'] as const;
@@ -103,61 +104,50 @@ export interface Checkpoint {
 }
 
 /**
- * An event's leaf data with its index still open: the canonical JSON is built once, outside the
- * append lock, and only the index is put in under it. Keys are sorted, so "idx" follows
- * agent_id, event_id and event_type — strings, in which an unescaped `"idx":` cannot occur — and
- * the first `"idx":<marker>` is the top-level one.
+ * An event's leaf data with its index still open, as the text before and after it: the
+ * canonical JSON is built once, outside the append lock, and only the index is put in under it
+ * (by audit_append, in the database). Keys are sorted, so "idx" follows agent_id, event_id and
+ * event_type — strings, in which an unescaped `"idx":` cannot occur — and the first
+ * `"idx":<marker>` is the top-level one.
  */
-export function auditLeafTemplate(event: NewAuditEvent): (idx: number) => string {
+export function auditLeafParts(event: NewAuditEvent): { head: string; tail: string } {
   const marker = '"idx":-1';
   const text = auditLeafData({ ...event, idx: -1 });
   const at = text.indexOf(marker);
-  const head = text.slice(0, at + marker.length - 2);
-  const tail = text.slice(at + marker.length);
+  return { head: text.slice(0, at + marker.length - 2), tail: text.slice(at + marker.length) };
+}
+
+/** auditLeafParts as a function of the index: the leaf data of the event at `idx`. */
+export function auditLeafTemplate(event: NewAuditEvent): (idx: number) => string {
+  const { head, tail } = auditLeafParts(event);
   return (idx) => `${head}${idx}${tail}`;
 }
 
 /**
- * The tree size and the stored nodes an append needs (the right edge of the tree: at each level
- * whose complete-node count is odd, its last node), read in one statement. Appends must hold the
- * append lock, so the answer stays true until the transaction ends.
+ * Queues audit_append (migration 0004) for these events on `tx`, not waiting for it: the
+ * database takes the append lock, gives the events the next indexes, stores them with their
+ * leaf hashes and stores the tree nodes they complete — so the lock is held for that work and
+ * the COMMIT behind it, never across a round trip to this process. Resolves to the first index.
  */
-async function readRightEdge(tx: SqlOrTx): Promise<{ size: number; edge: Map<string, Hash> }> {
-  // a scalar lookup per level (a join on the computed index planned as 63 bitmap scans, 10× slower)
-  const rows = await tx<{ size: number; level: number | null; hash: Buffer | null }[]>`
-    SELECT s.n AS size, l.level,
-      (SELECT t.hash FROM audit_tree_nodes t WHERE t.level = l.level AND t.idx = (s.n >> l.level) - 1) AS hash
-    FROM (SELECT coalesce(max(idx) + 1, 0)::bigint AS n FROM audit_tree_nodes WHERE level = 0) s
-    LEFT JOIN generate_series(0, 62) AS l(level) ON ((s.n >> l.level) & 1) = 1`;
-  const size = rows[0]?.size ?? 0;
-  const edge = new Map<string, Hash>();
-  for (const r of rows) {
-    if (r.level !== null && r.hash)
-      edge.set(`${r.level}:${Math.floor(size / 2 ** r.level) - 1}`, new Uint8Array(r.hash));
+function queueAuditAppend(tx: SqlOrTx, events: readonly NewAuditEvent[]): Promise<number> {
+  const heads: string[] = [];
+  const tails: string[] = [];
+  for (const event of events) {
+    const { head, tail } = auditLeafParts(event);
+    heads.push(head);
+    tails.push(tail);
   }
-  return { size, edge };
+  return tx<{ first: number }[]>`SELECT audit_append(${heads}::text[], ${tails}::text[])::bigint AS first`
+    .execute()
+    .then(([row]) => row!.first);
 }
 
-function missingNode(id: NodeId): never {
-  throw new Error(`audit tree node (${id.level}, ${id.index}) is missing from the store`);
-}
-
-/**
- * Events go in as their leaf texts: the leaf is canonical JSON of every column but leaf_hash, so
- * the JSON array of leaves IS the rows — joined, not serialized a second time (an agent-query
- * event carries its ~700-character JWS: building the rows JSON again cost ~9 µs per event on the
- * event loop). Leaf hashes follow as a text array indexed by idx − first. One fixed statement
- * text, prepared once per connection.
- */
-function insertEvents(tx: SqlOrTx, first: number, leaves: readonly string[], hashes: readonly string[]) {
-  return tx`
-    INSERT INTO audit_events (idx, event_id, event_type, occurred_at, server_id, agent_id, key_id,
-                              receipt_id, payload, leaf_hash)
-    SELECT idx, event_id, event_type, occurred_at, server_id, agent_id, key_id, receipt_id, payload,
-           decode((${hashes as string[]}::text[])[idx - ${first}::bigint + 1], 'hex')
-    FROM json_to_recordset(${`[${leaves.join(',')}]`}::text::json) AS x(idx bigint, event_id text,
-      event_type text, occurred_at timestamptz, server_id bigint, agent_id text, key_id bigint,
-      receipt_id text, payload jsonb)`;
+/** The stored form of events appended from index `first` (leaf hashes as the database made them). */
+function storedFrom(first: number, events: readonly NewAuditEvent[]): StoredAuditEvent[] {
+  return events.map((e, i) => {
+    const stored = { ...e, idx: first + i };
+    return { ...stored, leaf_hash: toHex(leafHash(auditLeafData(stored))) };
+  });
 }
 
 /** An append under way: the lock is held and the next index known. */
@@ -165,63 +155,55 @@ export interface StartedAppend {
   /** The index the first event appended gets. */
   firstIndex: number;
   /**
-   * Gives the events (those given to startAppend when omitted) the next contiguous indexes and
-   * queues their rows and tree nodes without waiting for them: they are returned in flight, to
-   * share a round trip with the caller's COMMIT (see pipelinedTransaction).
+   * Queues the events' append (they get the indexes from firstIndex on) without waiting for it:
+   * it is returned in flight, to share a round trip with the caller's COMMIT (see
+   * pipelinedTransaction). It fails if the log moved meanwhile, which the lock rules out.
    */
-  append(events?: NewAuditEvent[]): { events: StoredAuditEvent[]; inFlight: Array<Promise<unknown>> };
+  append(events: NewAuditEvent[]): { inFlight: Array<Promise<unknown>> };
 }
 
 export function auditRepository(sql: SqlOrTx) {
   return {
     /**
-     * Queues the append lock and the read of the tree's right edge on `tx` (a transaction) and
-     * resolves once the lock is held. The lock is held from here to the end of the transaction,
-     * so between this and append() the caller may do what needs the first index (receipts
-     * sign it). Events given here have their leaf JSON made before the lock is taken.
+     * Takes the append lock on `tx` (a transaction) and reads the log's size: resolves once the
+     * lock is held, which it is to the end of the transaction. For callers that need their first
+     * index before they append (receipts sign it); others use queueAppend.
      */
-    async startAppend(tx: SqlOrTx, prepared?: NewAuditEvent[]): Promise<StartedAppend> {
-      const templates = prepared?.map(auditLeafTemplate);
+    async startAppend(tx: SqlOrTx): Promise<StartedAppend> {
       // Sent together, in this order (execute() queues the lock before the read): the read runs
       // once the lock is held, and its statement snapshot then sees every earlier append.
       const locked = tx`SELECT pg_advisory_xact_lock(${AUDIT_APPEND_LOCK})`.execute();
-      const [, { size, edge }] = await Promise.all([locked, readRightEdge(tx)]);
+      const [, size] = await Promise.all([locked, auditNodeStore(tx).size()]);
       let used = false;
       return {
         firstIndex: size,
-        append(given) {
+        append(events) {
           if (used) throw new Error('append() once per startAppend()');
           used = true;
-          const list = given ?? prepared ?? [];
-          if (list.length === 0) return { events: [], inFlight: [] };
-          const template = given ? given.map(auditLeafTemplate) : templates!;
-          const leaves = list.map((_, i) => template[i]!(size + i));
-          const hashes = leaves.map(leafHash);
-          const hexes = hashes.map(toHex);
-          const events = list.map((e, i) => ({ ...e, idx: size + i, leaf_hash: hexes[i]! }));
-          const siblings = appendSiblings(size, hashes.length);
-          const nodes = appendNodes(
-            size,
-            siblings,
-            siblings.map((id) => edge.get(`${id.level}:${id.index}`) ?? missingNode(id)),
-            hashes,
-          );
-          return {
-            events,
-            inFlight: [auditNodeStore(tx).putNodes(nodes), insertEvents(tx, size, leaves, hexes).execute()],
-          };
+          if (events.length === 0) return { inFlight: [] };
+          const appended = queueAuditAppend(tx, events).then((first) => {
+            if (first !== size)
+              throw new Error(`audit log moved under its lock: expected ${size}, got ${first}`);
+          });
+          return { inFlight: [appended] };
         },
       };
     },
 
     /**
-     * Appends events inside the caller's transaction (see startAppend) and waits for them to be
-     * written. Everything commits or rolls back with the caller's other writes.
+     * Queues the append of these events on `tx` (a transaction), not waiting for it: the lock is
+     * taken, and held, only from the moment the database gets to it. Resolves to the first index.
+     */
+    queueAppend(tx: SqlOrTx, events: NewAuditEvent[]): Promise<number> {
+      return queueAuditAppend(tx, events);
+    },
+
+    /**
+     * Appends events inside the caller's transaction and waits for them to be written.
+     * Everything commits or rolls back with the caller's other writes.
      */
     async appendInTransaction(tx: SqlOrTx, events: NewAuditEvent[]): Promise<StoredAuditEvent[]> {
-      const queued = (await this.startAppend(tx, events)).append();
-      await Promise.all(queued.inFlight);
-      return queued.events;
+      return storedFrom(await queueAuditAppend(tx, events), events);
     },
 
     /** Appends in a transaction of its own (needs a pool, not a transaction). */

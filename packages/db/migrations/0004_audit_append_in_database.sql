@@ -53,12 +53,19 @@ BEGIN
   -- [lo, hi) are the new nodes of this one. Where no parent is completed, nothing above changes.
   lo := first;
   hi := first + n;
+  -- The children are looked up one by one (scalar subqueries on the primary key): planned as a
+  -- join, the cached generic plan hashed a whole level of the tree per batch (measured: 600 µs
+  -- of database CPU per report at 40,000 events).
   WHILE (lo >> 1) < (hi >> 1) LOOP
+    WITH parents AS (
+      SELECT p,
+        (SELECT t.hash FROM audit_tree_nodes t WHERE t.level = lvl AND t.idx = 2 * p) AS l,
+        (SELECT t.hash FROM audit_tree_nodes t WHERE t.level = lvl AND t.idx = 2 * p + 1) AS r
+      FROM generate_series(lo >> 1, (hi >> 1) - 1) AS p
+    )
     INSERT INTO audit_tree_nodes (level, idx, hash)
-    SELECT lvl + 1, p, sha256('\x01'::bytea || l.hash || r.hash)
-    FROM generate_series(lo >> 1, (hi >> 1) - 1) AS p
-    JOIN audit_tree_nodes l ON l.level = lvl AND l.idx = 2 * p
-    JOIN audit_tree_nodes r ON r.level = lvl AND r.idx = 2 * p + 1;
+    SELECT lvl + 1, p, sha256('\x01'::bytea || l || r) FROM parents
+    WHERE l IS NOT NULL AND r IS NOT NULL;
     GET DIAGNOSTICS made = ROW_COUNT;
     IF made <> (hi >> 1) - (lo >> 1) THEN
       RAISE EXCEPTION 'audit_append: a node below level % is missing from the tree', lvl + 1;

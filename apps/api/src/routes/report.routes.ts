@@ -1,4 +1,4 @@
-import { reportFastPath, reportSchema, type Services } from '@observatory/service';
+import { type ReportReceipt, reportFastPath, reportSchema, type Services } from '@observatory/service';
 import type { FastifyInstance } from 'fastify';
 import type { FastifyRouteSchemaDef, FastifyValidationResult } from 'fastify/types/schema.js';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -19,6 +19,39 @@ function fastReportBodies<S>(route: FastifyRouteSchemaDef<S>): FastifyValidation
   };
 }
 
+const STORED_MESSAGE = 'Report stored; the trust score will reflect it within seconds.';
+
+/** The fields of the 202 answer, in their order (the compiler checks that none is left out). */
+const ANSWER_FIELDS = [
+  'new_trust_score',
+  'total_interactions',
+  'success_rate',
+  'recorded',
+  'report_id',
+  'server_url',
+  'server_created',
+  'received_at',
+] as const satisfies readonly (keyof ReportReceipt)[];
+const everyField: Exclude<keyof ReportReceipt, (typeof ANSWER_FIELDS)[number]> extends never ? true : never =
+  true;
+void everyField;
+const KEYS = ANSWER_FIELDS.map((field) => `${JSON.stringify(field)}:`);
+
+/**
+ * The JSON text of the 202 answer, `{ ...receipt, message }`, made field by field: the same text
+ * as JSON.stringify of that object (tested) without copying the receipt into a new object and
+ * walking it (the answer's serialization was ~2-4 µs/req of main-thread CPU in the profile).
+ */
+export function reportAnswerJson(receipt: ReportReceipt): string {
+  let json = '{';
+  for (let i = 0; i < ANSWER_FIELDS.length; i++)
+    json += `${KEYS[i]}${JSON.stringify(receipt[ANSWER_FIELDS[i]!])},`;
+  return `${json}"message":${JSON.stringify(STORED_MESSAGE)}}`;
+}
+
+/** What Fastify sends a serialized object as. */
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 export function reportRoutes(app: FastifyInstance, services: Services) {
   app.withTypeProvider<ZodTypeProvider>().post(
     '/api/report',
@@ -34,10 +67,7 @@ export function reportRoutes(app: FastifyInstance, services: Services) {
     },
     async (request, reply) => {
       const receipt = await services.reports.ingest(request.body, {});
-      return reply.status(202).send({
-        ...receipt,
-        message: 'Report stored; the trust score will reflect it within seconds.',
-      });
+      return reply.status(202).type(JSON_TYPE).send(reportAnswerJson(receipt));
     },
   );
 }

@@ -61,9 +61,18 @@ export function undashedRandomUuid(): string {
   return uuidPool.toString('hex', at, at + 16);
 }
 
+/** The millisecond of the last report id, in base 36: several reports share each millisecond. */
+let idMs = -1;
+let idMs36 = '';
+
 /** Time-sortable, unique report ids: rpt_ + ms timestamp (base36) + a random UUID (122 bits). */
 function newReportId(now: Date): string {
-  return `rpt_${now.getTime().toString(36)}${undashedRandomUuid()}`;
+  const ms = now.getTime();
+  if (ms !== idMs) {
+    idMs = ms;
+    idMs36 = ms.toString(36);
+  }
+  return `rpt_${idMs36}${undashedRandomUuid()}`;
 }
 
 /**

@@ -11,7 +11,7 @@ import {
 } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Jwks, KeyStore, PublicSigningJwk, StoredSigningKey } from './key-store.ts';
-import type { SigningWorker } from './signing-worker.ts';
+import type { Signer } from './signing-worker.ts';
 
 /** The JWS algorithm of every signature we make (Ed25519, RFC 8037). */
 export const SIGNING_ALG = 'EdDSA';
@@ -109,7 +109,7 @@ export class KeyRing {
    * The same JWS for each payload, signed on `worker`'s thread. The key and kid are taken when
    * called, so a rotation meanwhile cannot pair one key's kid with the other's signature.
    */
-  async signMany(typ: string, payloads: readonly unknown[], worker: SigningWorker): Promise<string[]> {
+  async signMany(typ: string, payloads: readonly unknown[], worker: Signer): Promise<string[]> {
     const inputs = payloads.map((p) => this.#signingInput(typ, p));
     const signatures = await worker.sign(this.#key, inputs);
     return inputs.map((input, i) => `${input}.${signatures[i]}`);

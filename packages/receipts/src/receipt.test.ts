@@ -5,7 +5,7 @@ import { type Jwks, MemoryKeyStore } from './key-store.ts';
 import { type KeyRing, loadSigningKeys, rotateKey } from './keys.ts';
 import { RECEIPT_TYP, type ReceiptInput, signReceipt, signReceipts, verifyReceipt } from './receipt.ts';
 import { newReceiptId, RECEIPT_ID_PATTERN, receiptIdTime } from './receipt-id.ts';
-import { SigningWorker } from './signing-worker.ts';
+import { SigningPool, SigningWorker } from './signing-worker.ts';
 
 const input: ReceiptInput = {
   iss: 'https://observatory.example',
@@ -171,6 +171,57 @@ describe('signReceipts (on the signing worker)', () => {
       await expect(worker.sign(publicKey, ['x'])).rejects.toThrow(/signing failed/);
     } finally {
       await worker.close();
+    }
+  });
+});
+
+describe('SigningPool', () => {
+  it('signs a batch split over its threads exactly as one thread does, in order', async () => {
+    const ring = await newRing();
+    const pool = new SigningPool(3);
+    try {
+      for (const count of [1, 7, 16, 25, 49]) {
+        const inputs = Array.from({ length: count }, (_, i) => ({
+          ...input,
+          log_index: i,
+          rid: newReceiptId(1e12 + i),
+        }));
+        const batch = await signReceipts(ring, inputs, pool, 1_700_000_000_000);
+        expect(batch.map((r) => r.jws)).toEqual(
+          inputs.map((i) => signReceipt(ring, i, 1_700_000_000_000).jws),
+        );
+      }
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('refuses the whole batch when one of its threads dies, and signs again after', async () => {
+    const ring = await newRing();
+    // every thread dies on its first message: a split batch fails as a whole, not half-signed
+    const dying = new SigningPool(
+      2,
+      "require('node:worker_threads').parentPort.on('message', () => process.exit(9));",
+    );
+    try {
+      const inputs = Array.from({ length: 20 }, () => input);
+      await expect(signReceipts(ring, inputs, dying)).rejects.toThrow(/exited \(9\)/);
+    } finally {
+      await dying.close();
+    }
+    const pool = new SigningPool(2);
+    try {
+      const inHand = signReceipts(
+        ring,
+        Array.from({ length: 20 }, () => input),
+        pool,
+      );
+      await pool.close();
+      await expect(inHand).rejects.toThrow(/closed/);
+      const [after] = await signReceipts(ring, [input], pool);
+      expect(await verifyReceipt(after!.jws, ring.jwks())).toMatchObject({ valid: true });
+    } finally {
+      await pool.close();
     }
   });
 });

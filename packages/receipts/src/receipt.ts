@@ -7,7 +7,7 @@ import { type JwsFailureReason, verifyCompactJws } from './jws-verify.ts';
 import type { Jwks } from './key-store.ts';
 import type { KeyRing } from './keys.ts';
 import { newReceiptId, RECEIPT_ID_PATTERN } from './receipt-id.ts';
-import type { SigningWorker } from './signing-worker.ts';
+import type { Signer } from './signing-worker.ts';
 
 /** Media type in the protected header; keeps a checkpoint from passing for a receipt. */
 export const RECEIPT_TYP = 'observatory-receipt+jwt';
@@ -80,11 +80,11 @@ export function signReceipt(ring: KeyRing, input: ReceiptInput, nowMs: number = 
   return { id: claims.rid, jws: ring.sign(RECEIPT_TYP, claims), kid: ring.kid, claims };
 }
 
-/** Signs many receipts at once on a worker thread (see SigningWorker); same receipts as signReceipt. */
+/** Signs many receipts at once off the main thread (see Signer); same receipts as signReceipt. */
 export async function signReceipts(
   ring: KeyRing,
   inputs: readonly ReceiptInput[],
-  worker: SigningWorker,
+  worker: Signer,
   nowMs: number = Date.now(),
 ): Promise<SignedReceipt[]> {
   const kid = ring.kid;

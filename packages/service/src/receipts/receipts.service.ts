@@ -12,7 +12,7 @@ import {
   type ReceiptEvidence,
   type ReceiptLatency,
   type ReceiptVerdict,
-  SigningWorker,
+  SigningPool,
   signCheckpoint,
   signReceipts,
   verifyInclusion,
@@ -88,7 +88,7 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
   const { sql } = runtime.db;
   const audit: AuditRepository = auditRepository(sql);
   const iss = runtime.config.publicBaseUrl;
-  const signer = new SigningWorker();
+  const signer = new SigningPool();
 
   /**
    * One transaction per batch of agent queries: the keys' checks are granted (each key

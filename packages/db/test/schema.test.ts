@@ -129,6 +129,14 @@ describe('migration 0003: receipts become a view of the audit log', () => {
       const [kind] =
         await db.sql`SELECT table_type FROM information_schema.tables WHERE table_name = 'receipts'`;
       expect(kind?.table_type).toBe('VIEW');
+
+      // a process of the previous release, mid rolling upgrade: its writes are accepted and change nothing
+      const previousRelease = await db.sql`
+        INSERT INTO receipts (id, jws, server_id, server_url, verdict, score, issued_at, kid, audit_index)
+        VALUES ('rcpt_2', ${jws}, NULL, 'https://a.example/mcp', 'PASS', 0.91, now(), 'key-2026-a', 1)`;
+      expect(previousRelease.count).toBe(0);
+      await db.sql`DELETE FROM receipts WHERE audit_index < 10`;
+      expect(await db.sql`SELECT * FROM receipts`).toEqual(before);
     } finally {
       await db.drop();
     }

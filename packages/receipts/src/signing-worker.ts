@@ -120,10 +120,14 @@ export class SigningPool implements Signer {
     const parts = Math.min(this.#workers.length, Math.floor(inputs.length / MIN_INPUTS_PER_THREAD));
     if (parts <= 1) return this.#workers[0]!.sign(key, inputs);
     const size = Math.ceil(inputs.length / parts);
-    const signed = await Promise.all(
+    // a batch fails once every part has settled: no part is still being signed when the caller
+    // hears of the failure (and may retry)
+    const signed = await Promise.allSettled(
       this.#workers.slice(0, parts).map((w, i) => w.sign(key, inputs.slice(i * size, (i + 1) * size))),
     );
-    return signed.flat();
+    const failed = signed.find((part) => part.status === 'rejected');
+    if (failed) throw failed.reason;
+    return signed.flatMap((part) => (part.status === 'fulfilled' ? part.value : []));
   }
 
   async close(): Promise<void> {

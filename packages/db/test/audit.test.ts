@@ -6,6 +6,7 @@ import {
   MerkleLog,
   rotateKey,
   signCheckpoint,
+  toHex,
   verifyCheckpoint,
   verifyInclusion,
 } from '@observatory/receipts';
@@ -104,8 +105,14 @@ describe('audit_append (the append done in the database)', () => {
     // batch sizes that start and end on every kind of boundary: odd sizes, powers of two,
     // carries through many levels (size 63 → 64 → 128), single events, an empty batch
     let n = 0;
+    // text that an array literal or JSON must escape travels intact to the database's leaf
+    const tricky = (i: number): NewAuditEvent => ({
+      ...event(i),
+      agent_id: 'NULL',
+      payload: { quote: '"', backslash: '\\ \\"', braces: '{a,b}', line: 'x\ny\t', emoji: '🚀', n: -0.5 },
+    });
     for (const count of [1, 2, 3, 7, 1, 16, 33, 0, 64, 5, 1, 1, 127, 2]) {
-      const events = Array.from({ length: count }, (_, i) => event(n + i));
+      const events = Array.from({ length: count }, (_, i) => (i % 5 === 2 ? tricky(n + i) : event(n + i)));
       const stored = await audit.append(events);
       expect(stored.map((e) => e.idx)).toEqual(events.map((_, i) => n + i));
       await log.append(stored.map((e) => leafHash(auditLeafData(e))));
@@ -122,6 +129,11 @@ describe('audit_append (the append done in the database)', () => {
     for (let level = 0; n >> level > 0; level++) nodes += n >> level;
     expect(rows).toHaveLength(nodes);
     expect(await audit.merkleLog().root(n)).toBe(await log.root(n));
+    // the rows as stored give back the very leaves that were hashed (what an auditor recomputes)
+    for await (const batch of audit.eventBatches(n, 100)) {
+      for (const row of batch)
+        expect(toHex(leafHash(auditLeafData(row))), `idx ${row.idx}`).toBe(row.leaf_hash);
+    }
     // each event's leaf_hash column is its leaf's hash, as the returned events say
     const events = await db.sql<
       { idx: number; leaf_hash: Buffer }[]

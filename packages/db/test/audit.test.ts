@@ -109,7 +109,15 @@ describe('audit_append (the append done in the database)', () => {
     const tricky = (i: number): NewAuditEvent => ({
       ...event(i),
       agent_id: 'NULL',
-      payload: { quote: '"', backslash: '\\ \\"', braces: '{a,b}', line: 'x\ny\t', emoji: '🚀', n: -0.5 },
+      payload: {
+        quote: '"',
+        backslash: '\\ \\"',
+        braces: '{a,b}',
+        separator: 'a\u0001b',
+        line: 'x\ny\t',
+        emoji: '🚀',
+        n: -0.5,
+      },
     });
     for (const count of [1, 2, 3, 7, 1, 16, 33, 0, 64, 5, 1, 1, 127, 2]) {
       const events = Array.from({ length: count }, (_, i) => (i % 5 === 2 ? tricky(n + i) : event(n + i)));

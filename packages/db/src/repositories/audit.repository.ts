@@ -137,10 +137,17 @@ function queueAuditAppend(tx: SqlOrTx, events: readonly NewAuditEvent[]): Promis
     heads.push(head);
     tails.push(tail);
   }
-  return tx<{ first: number }[]>`SELECT audit_append(${heads}::text[], ${tails}::text[])::bigint AS first`
+  // Each list goes as one text, split in the database on U+0001: JSON text never holds that
+  // character raw (JSON.stringify escapes every control character), and a plain text parameter
+  // needs no escaping — a text[] parameter had every quote of every leaf escaped (~6 µs a report).
+  return tx<{ first: number }[]>`
+    SELECT audit_append(string_to_array(${heads.join(LEAF_SEPARATOR)}::text, E'\x01'),
+                        string_to_array(${tails.join(LEAF_SEPARATOR)}::text, E'\x01'))::bigint AS first`
     .execute()
     .then(([row]) => row!.first);
 }
+
+const LEAF_SEPARATOR = '\u0001';
 
 /** The stored form of events appended from index `first` (leaf hashes as the database made them). */
 function storedFrom(first: number, events: readonly NewAuditEvent[]): StoredAuditEvent[] {

@@ -25,13 +25,20 @@ export interface AvailabilityOptions {
   /** A check slower than this counts as a failure. */
   timeoutMs?: number;
   onChange?: (available: boolean) => void;
+  /** A check still unsettled after this long means the client is stuck: a new one is made. */
+  stuckMs?: number;
+  /** Makes the watchdog's client (tests give one that can hang). */
+  connect?: (databaseUrl: string, timeoutMs: number) => WatchdogClient;
 }
 
-export function watchAvailability(databaseUrl: string, opts: AvailabilityOptions = {}): DatabaseAvailability {
-  const intervalMs = opts.intervalMs ?? 1_000;
-  const downIntervalMs = opts.downIntervalMs ?? 250;
-  const timeoutMs = opts.timeoutMs ?? 1_000;
-  const sql = postgres(databaseUrl, {
+/** What the watchdog needs of a postgres.js client. */
+export interface WatchdogClient {
+  (strings: TemplateStringsArray, ...values: unknown[]): PromiseLike<unknown>;
+  end(options: { timeout: number }): Promise<void>;
+}
+
+function connectWatchdog(databaseUrl: string, timeoutMs: number): WatchdogClient {
+  return postgres(databaseUrl, {
     max: 1,
     connect_timeout: Math.ceil(timeoutMs / 1000),
     idle_timeout: 0,
@@ -39,7 +46,16 @@ export function watchAvailability(databaseUrl: string, opts: AvailabilityOptions
     backoff: () => 0.1,
     onnotice: () => {},
     connection: { application_name: 'mcp-trust-observatory-watchdog' },
-  });
+  }) as unknown as WatchdogClient;
+}
+
+export function watchAvailability(databaseUrl: string, opts: AvailabilityOptions = {}): DatabaseAvailability {
+  const intervalMs = opts.intervalMs ?? 1_000;
+  const downIntervalMs = opts.downIntervalMs ?? 250;
+  const timeoutMs = opts.timeoutMs ?? 1_000;
+  const stuckMs = opts.stuckMs ?? 5 * timeoutMs;
+  const connect = opts.connect ?? connectWatchdog;
+  let sql = connect(databaseUrl, timeoutMs);
   let available = true;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -47,12 +63,23 @@ export function watchAvailability(databaseUrl: string, opts: AvailabilityOptions
 
   // A check that timed out may still sit in the client's queue: never stack another behind it.
   let pending = false;
+  let pendingSince = 0;
 
   async function check() {
     let ok = false;
+    if (pending && Date.now() - pendingSince >= stuckMs) {
+      // A check that never settles: seen in the Postgres-restart fault test, where postgres.js
+      // kept a query on a connection lost mid-restart, and the API refused everything with 503
+      // long after Postgres was back. Start over on a new client.
+      const stuck = sql;
+      sql = connect(databaseUrl, timeoutMs);
+      pending = false;
+      stuck.end({ timeout: 0 }).catch(() => {});
+    }
     if (!pending) {
       pending = true;
-      const query = sql`SELECT 1`;
+      pendingSince = Date.now();
+      const query = Promise.resolve(sql`SELECT 1`);
       query.then(
         () => (pending = false),
         () => (pending = false),

@@ -117,12 +117,6 @@ export function auditLeafParts(event: NewAuditEvent): { head: string; tail: stri
   return { head: text.slice(0, at + marker.length - 2), tail: text.slice(at + marker.length) };
 }
 
-/** auditLeafParts as a function of the index: the leaf data of the event at `idx`. */
-export function auditLeafTemplate(event: NewAuditEvent): (idx: number) => string {
-  const { head, tail } = auditLeafParts(event);
-  return (idx) => `${head}${idx}${tail}`;
-}
-
 /**
  * Queues audit_append (migration 0004) for these events on `tx`, not waiting for it: the
  * database takes the append lock, gives the events the next indexes, stores them with their
@@ -172,15 +166,16 @@ export interface StartedAppend {
 export function auditRepository(sql: SqlOrTx) {
   return {
     /**
-     * Takes the append lock on `tx` (a transaction) and reads the log's size: resolves once the
-     * lock is held, which it is to the end of the transaction. For callers that need their first
-     * index before they append (receipts sign it); others use queueAppend.
+     * Takes the append lock and reads the log's size (the repository must be made on a
+     * transaction): resolves once the lock is held, which it is to the end of the transaction.
+     * For callers that need their first index before they append (receipts sign it); others use
+     * queueAppend.
      */
-    async startAppend(tx: SqlOrTx): Promise<StartedAppend> {
+    async startAppend(): Promise<StartedAppend> {
       // Sent together, in this order (execute() queues the lock before the read): the read runs
       // once the lock is held, and its statement snapshot then sees every earlier append.
-      const locked = tx`SELECT pg_advisory_xact_lock(${AUDIT_APPEND_LOCK})`.execute();
-      const [, size] = await Promise.all([locked, auditNodeStore(tx).size()]);
+      const locked = sql`SELECT pg_advisory_xact_lock(${AUDIT_APPEND_LOCK})`.execute();
+      const [, size] = await Promise.all([locked, auditNodeStore(sql).size()]);
       let used = false;
       return {
         firstIndex: size,
@@ -188,7 +183,7 @@ export function auditRepository(sql: SqlOrTx) {
           if (used) throw new Error('append() once per startAppend()');
           used = true;
           if (events.length === 0) return { inFlight: [] };
-          const appended = queueAuditAppend(tx, events).then((first) => {
+          const appended = queueAuditAppend(sql, events).then((first) => {
             if (first !== size)
               throw new Error(`audit log moved under its lock: expected ${size}, got ${first}`);
           });
@@ -198,11 +193,12 @@ export function auditRepository(sql: SqlOrTx) {
     },
 
     /**
-     * Queues the append of these events on `tx` (a transaction), not waiting for it: the lock is
-     * taken, and held, only from the moment the database gets to it. Resolves to the first index.
+     * Queues the append of these events on the repository's transaction, not waiting for it: the
+     * lock is taken, and held, only from the moment the database gets to it. Resolves to the
+     * first index.
      */
-    queueAppend(tx: SqlOrTx, events: NewAuditEvent[]): Promise<number> {
-      return queueAuditAppend(tx, events);
+    queueAppend(events: NewAuditEvent[]): Promise<number> {
+      return queueAuditAppend(sql, events);
     },
 
     /**

@@ -114,7 +114,7 @@ export function receiptsService(runtime: Runtime, ring: KeyRing) {
           apiKeysRepository(tx).grantChecks(
             [...wanted].map(([hex, n]) => ({ secretSha256: Buffer.from(hex, 'hex'), wanted: n })),
           ),
-          auditRepository(tx).startAppend(tx),
+          auditRepository(tx).startAppend(),
         ]);
         // hand the granted checks out in arrival order; only those get a receipt (and an index)
         const byHex = new Map(grants.map((g) => [g.secret_hex, { ...g, handed: 0 }]));

@@ -119,7 +119,7 @@ export function reportIngestService(runtime: Runtime, servers: ServerResolver, l
             rollupsRepository(tx).markDirty(
               batch.map((r) => ({ server_id: r.server_id, hour: r.received_at })),
             ),
-            auditRepository(tx).queueAppend(tx, events),
+            auditRepository(tx).queueAppend(events),
           ],
         };
       }),

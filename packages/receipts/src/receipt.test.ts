@@ -5,7 +5,7 @@ import { type Jwks, MemoryKeyStore } from './key-store.ts';
 import { type KeyRing, loadSigningKeys, rotateKey } from './keys.ts';
 import { RECEIPT_TYP, type ReceiptInput, signReceipt, signReceipts, verifyReceipt } from './receipt.ts';
 import { newReceiptId, RECEIPT_ID_PATTERN, receiptIdTime } from './receipt-id.ts';
-import { SigningPool, SigningWorker } from './signing-worker.ts';
+import { type Signer, SigningPool, SigningWorker } from './signing-worker.ts';
 
 const input: ReceiptInput = {
   iss: 'https://observatory.example',
@@ -96,19 +96,31 @@ describe('signReceipt', () => {
   });
 });
 
+/** A signing thread's program that exits with `code` on its first message (a fatal error). */
+const dyingOnFirstMessage = (code: number) =>
+  `require('node:worker_threads').parentPort.on('message', () => process.exit(${code}));`;
+
+/**
+ * Signs `count` receipts through `signer` and checks they are the bytes signReceipt makes on the
+ * main thread (Ed25519 is deterministic: same claims and key, same signature); returns them.
+ */
+async function expectSameAsMainThread(ring: KeyRing, signer: Signer, count: number) {
+  const inputs = Array.from({ length: count }, (_, i) => ({
+    ...input,
+    log_index: i,
+    rid: newReceiptId(1e12 + i),
+  }));
+  const batch = await signReceipts(ring, inputs, signer, 1_700_000_000_000);
+  expect(batch.map((r) => r.jws)).toEqual(inputs.map((i) => signReceipt(ring, i, 1_700_000_000_000).jws));
+  return batch;
+}
+
 describe('signReceipts (on the signing worker)', () => {
   it('makes the receipts signReceipt makes, and starts a new worker after one was closed', async () => {
     const ring = await newRing();
     const worker = new SigningWorker();
     try {
-      const inputs = Array.from({ length: 25 }, (_, i) => ({
-        ...input,
-        log_index: i,
-        rid: newReceiptId(1e12 + i),
-      }));
-      const batch = await signReceipts(ring, inputs, worker, 1_700_000_000_000);
-      // Ed25519 is deterministic: the same claims and key give the same bytes as the sync path
-      expect(batch.map((r) => r.jws)).toEqual(inputs.map((i) => signReceipt(ring, i, 1_700_000_000_000).jws));
+      const batch = await expectSameAsMainThread(ring, worker, 25);
       for (const r of batch) expect(await verifyReceipt(r.jws, ring.jwks())).toMatchObject({ valid: true });
 
       await worker.close();
@@ -151,9 +163,7 @@ describe('signReceipts (on the signing worker)', () => {
   it('refuses what was in hand when the worker thread dies, and starts a new one for the next call', async () => {
     const ring = await newRing();
     // a worker that dies on its first message, as one would on a fatal error in OpenSSL
-    const worker = new SigningWorker(
-      "require('node:worker_threads').parentPort.on('message', () => process.exit(7));",
-    );
+    const worker = new SigningWorker(dyingOnFirstMessage(7));
     try {
       await expect(signReceipts(ring, [input, input], worker)).rejects.toThrow(/signing worker exited \(7\)/);
       // a call after the crash goes to a new thread (it dies too), instead of waiting forever on
@@ -180,17 +190,8 @@ describe('SigningPool', () => {
     const ring = await newRing();
     const pool = new SigningPool(3);
     try {
-      for (const count of [1, 7, 16, 25, 49]) {
-        const inputs = Array.from({ length: count }, (_, i) => ({
-          ...input,
-          log_index: i,
-          rid: newReceiptId(1e12 + i),
-        }));
-        const batch = await signReceipts(ring, inputs, pool, 1_700_000_000_000);
-        expect(batch.map((r) => r.jws)).toEqual(
-          inputs.map((i) => signReceipt(ring, i, 1_700_000_000_000).jws),
-        );
-      }
+      // below 16 the batch goes to one thread; from 16 on it is split
+      for (const count of [1, 7, 16, 25, 49]) await expectSameAsMainThread(ring, pool, count);
     } finally {
       await pool.close();
     }
@@ -199,10 +200,7 @@ describe('SigningPool', () => {
   it('refuses the whole batch when one of its threads dies, and signs again after', async () => {
     const ring = await newRing();
     // every thread dies on its first message: a split batch fails as a whole, not half-signed
-    const dying = new SigningPool(
-      2,
-      "require('node:worker_threads').parentPort.on('message', () => process.exit(9));",
-    );
+    const dying = new SigningPool(2, dyingOnFirstMessage(9));
     try {
       const inputs = Array.from({ length: 20 }, () => input);
       await expect(signReceipts(ring, inputs, dying)).rejects.toThrow(/exited \(9\)/);

@@ -103,6 +103,9 @@ export class SigningWorker implements Signer {
   }
 }
 
+/** Below this many inputs per thread, a batch is signed by one worker (a message costs ~50 µs). */
+const MIN_INPUTS_PER_THREAD = 8;
+
 /**
  * A batch's signatures split over several SigningWorkers, signed at once. An agent-query batch
  * is signed while it holds the audit log's append lock, and every other batch waits on that
@@ -134,6 +137,3 @@ export class SigningPool implements Signer {
     await Promise.all(this.#workers.map((w) => w.close()));
   }
 }
-
-/** Below this many inputs per thread, a batch is signed by one worker (a message costs ~50 µs). */
-const MIN_INPUTS_PER_THREAD = 8;

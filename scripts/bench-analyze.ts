@@ -233,15 +233,19 @@ async function attachProbeDay(sql: Sql, day: Date): Promise<void> {
   await sql`ALTER TABLE ${sql(name)} DROP CONSTRAINT bench_bounds`;
 }
 
-/** Agent reports, skewed: a few popular servers get most, many get none; agents likewise. */
+/**
+ * Agent reports, skewed: a few popular servers get most, many get none; agents likewise. A report
+ * is stored as its audit event (interaction_reports is a view of the log), so they are appended
+ * in time order through audit_append, as the API appends them, each leaf the canonical JSON the
+ * API would make (keys sorted; see packages/db reportAuditEvent and auditLeafData).
+ */
 async function insertReports(sql: Sql): Promise<void> {
   await sql`
-    INSERT INTO interaction_reports (report_id, server_id, agent_id, received_at, success, latency_ms, tool_name,
-      error_type, http_status, recorded_at)
-    SELECT 'rpt_bench_' || i, p.server_id, agent_id, received_at, success,
-      CASE WHEN success THEN p.median_ms * 1.5 * exp(0.5 * normal) WHEN u < 0.5 THEN 10000 END,
-      'tool_' || (i % p.tool_count), CASE WHEN NOT success THEN 'timeout' END, CASE WHEN success THEN 200 END,
-      received_at + interval '20 milliseconds'
+    CREATE UNLOGGED TABLE bench_reports AS
+    SELECT row_number() OVER (ORDER BY received_at, i) AS n, i, r.server_id, agent_id, received_at, success,
+      CASE WHEN success THEN p.median_ms * 1.5 * exp(0.5 * normal) WHEN u < 0.5 THEN 10000 END AS latency_ms,
+      'tool_' || (i % p.tool_count) AS tool_name, CASE WHEN NOT success THEN 'timeout' END AS error_type,
+      CASE WHEN success THEN 200 END AS http_status
     FROM (
       SELECT i, 1 + floor(${SERVERS} * power(random(), 3))::int AS server_id,
         'agent-' || (1 + floor(300 * power(random(), 2)))::int AS agent_id,
@@ -251,6 +255,23 @@ async function insertReports(sql: Sql): Promise<void> {
     ) r JOIN bench_profile p ON p.server_id = r.server_id,
     LATERAL (SELECT NOT p.auth_only AND coalesce(NOT (r.received_at >= p.dead_from AND r.received_at < p.dead_to), true)
       AND r.u > 0.03 + p.fail_share AS success) s`;
+  const [row] = await sql<{ total: number }[]>`SELECT count(*)::int AS total FROM bench_reports`;
+  const total = row?.total ?? 0;
+  // in chunks: audit_append walks its arrays by subscript while it builds the tree
+  for (let from = 1; from <= total; from += 1000) {
+    await sql`
+      SELECT audit_append(array_agg(head ORDER BY n), array_agg(tail ORDER BY n)) FROM (
+        SELECT n,
+          '{"agent_id":' || to_json(agent_id) || ',"event_id":"evt_bench_' || i || '","event_type":"report","idx":' AS head,
+          ',"key_id":null,"occurred_at":"' || to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+            || '","payload":{"error_message":null,"error_type":' || coalesce(to_json(error_type)::text, 'null')
+            || ',"http_status":' || coalesce(http_status::text, 'null') || ',"latency_ms":' || coalesce(latency_ms::text, 'null')
+            || ',"report_id":"rpt_bench_' || i || '","success":' || success || ',"tool_name":' || to_json(tool_name)
+            || '},"receipt_id":null,"server_id":' || server_id || '}' AS tail
+        FROM bench_reports WHERE n >= ${from} AND n < ${from + 1000}
+      ) leaves`;
+  }
+  await sql`DROP TABLE bench_reports`;
 }
 
 /** Each server's probe state as the result writer would have left it after the last probe. */
@@ -308,7 +329,7 @@ async function generate(sql: Sql) {
   await probeResultsRepository(sql).ensurePartitions(end, new Date(end.getTime() + DAY_MS));
   await insertReports(sql);
   await setServerState(sql);
-  await sql`VACUUM (ANALYZE) interaction_reports, servers`;
+  await sql`VACUUM (ANALYZE) audit_events, audit_tree_nodes, servers`;
 }
 
 /** The rows counted for the report and checked against what the rollups say they saw. */

@@ -3,11 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  auditRepository,
   type Database,
+  type InteractionReportRecord,
+  interactionReportsRepository,
   listMigrations,
   migrate,
   openDatabase,
   readDataSince,
+  reportAuditEvent,
   type Sql,
 } from '../src/index.ts';
 import { createEmbeddedTestDatabase, createTestDatabase, type TestDatabase } from '../src/test-database.ts';
@@ -153,6 +157,74 @@ describe('migration 0003: receipts become a view of the audit log', () => {
       const [kind] =
         await db.sql`SELECT table_type FROM information_schema.tables WHERE table_name = 'receipts'`;
       expect(kind?.table_type).toBe('BASE TABLE');
+    } finally {
+      await db.drop();
+    }
+  });
+});
+
+describe('migration 0005: reports become a view of the audit log', () => {
+  const columns = `report_id, server_id, agent_id, key_id, received_at, success, latency_ms, tool_name,
+    error_type, error_message, http_status`;
+  const reportAt = (i: number): InteractionReportRecord => ({
+    report_id: `rpt_${i}`,
+    server_id: 1,
+    agent_id: `agent-${i % 2}`,
+    key_id: i % 2 === 0 ? null : 7,
+    received_at: new Date(Date.UTC(2026, 10, 1, 10, 0, i, 123)),
+    success: i % 3 !== 0,
+    latency_ms: i % 3 === 0 ? null : 100.25 * i,
+    tool_name: i % 4 === 0 ? null : `tool "${i}"`,
+    error_type: i % 3 === 0 ? 'timeout' : null,
+    error_message: i % 3 === 0 ? `no answer in ${i} s, {quoted} "text"` : null,
+    http_status: i % 3 === 0 ? null : 200,
+  });
+
+  it('keeps the reports stored before it, and reads later ones from their audit events, each once', async () => {
+    const db = await migratedUpTo('0005');
+    try {
+      await db.sql`
+        INSERT INTO servers (url, slug, name, category, source) VALUES ('https://a.example/mcp', 'a', 'A', 'other', 'registered')`;
+      // before: a row and its audit event per report (as the previous release wrote them), and
+      // one row whose audit event retention already pruned
+      const before = [1, 2, 3].map(reportAt);
+      for (const r of before) {
+        await db.sql`
+          INSERT INTO interaction_reports (report_id, server_id, agent_id, key_id, received_at, success, latency_ms,
+            tool_name, error_type, error_message, http_status)
+          VALUES (${r.report_id}, ${r.server_id}, ${r.agent_id}, ${r.key_id}, ${r.received_at}, ${r.success},
+            ${r.latency_ms}, ${r.tool_name}, ${r.error_type}, ${r.error_message}, ${r.http_status})`;
+      }
+      await auditRepository(db.sql).append(before.slice(1).map(reportAuditEvent));
+      const stored = await db.sql.unsafe(`SELECT ${columns} FROM interaction_reports ORDER BY report_id`);
+
+      expect((await migrate(db.sql)).applied).toContain('0005_reports_view_of_audit_log');
+      const [kind] = await db.sql`
+        SELECT table_type FROM information_schema.tables WHERE table_name = 'interaction_reports'`;
+      expect(kind?.table_type).toBe('VIEW');
+      expect(await db.sql.unsafe(`SELECT ${columns} FROM interaction_reports ORDER BY report_id`)).toEqual(
+        stored,
+      );
+
+      // after: a report is its audit event only, read back field for field
+      const after = [4, 5, 6].map(reportAt);
+      await auditRepository(db.sql).append(after.map(reportAuditEvent));
+      const all = await db.sql.unsafe(`SELECT ${columns} FROM interaction_reports ORDER BY report_id`);
+      expect(all).toEqual([...stored, ...after]);
+      expect(await interactionReportsRepository(db.sql).countForServer(1)).toBe(6);
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('refuses the previous release’s report insert, so its batch fails whole and nothing is acknowledged', async () => {
+    const db = await createTestDatabase();
+    try {
+      await expect(db.sql`
+        INSERT INTO interaction_reports (report_id, server_id, agent_id, received_at, success)
+        VALUES ('rpt_old', 1, 'anonymous', now(), true)
+        ON CONFLICT (report_id) DO NOTHING`).rejects.toThrow();
+      expect(await interactionReportsRepository(db.sql).count()).toBe(0);
     } finally {
       await db.drop();
     }

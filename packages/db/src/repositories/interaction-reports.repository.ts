@@ -1,8 +1,9 @@
 import type { SqlOrTx } from '../client.ts';
+import type { NewAuditEvent } from './audit.repository.ts';
 
 /** An agent's report of one call (SPEC 2.5), as accepted by the API. */
 export interface InteractionReportRecord {
-  /** Minted at acceptance; makes a re-written batch store each report once. */
+  /** Minted at acceptance: what the agent is told, and how its report is found again. */
   report_id: string;
   server_id: number;
   agent_id: string;
@@ -16,32 +17,35 @@ export interface InteractionReportRecord {
   http_status: number | null;
 }
 
-export interface StoredInteractionReport extends InteractionReportRecord {
-  id: number;
+/**
+ * A report is stored as its audit event, and only there: `interaction_reports` is a view that
+ * reads these events back (migration 0005), so the payload keys below are the view's columns.
+ */
+export function reportAuditEvent(r: InteractionReportRecord): NewAuditEvent {
+  return {
+    event_id: `evt_${r.report_id.slice(4)}`,
+    event_type: 'report',
+    occurred_at: r.received_at,
+    server_id: r.server_id,
+    agent_id: r.agent_id,
+    key_id: r.key_id,
+    receipt_id: null,
+    // keys in sorted order: the leaf's canonical JSON then needs no copy
+    payload: {
+      error_message: r.error_message,
+      error_type: r.error_type,
+      http_status: r.http_status,
+      latency_ms: r.latency_ms,
+      report_id: r.report_id,
+      success: r.success,
+      tool_name: r.tool_name,
+    },
+  };
 }
 
+/** Reads of the reports (the interaction_reports view of the audit log). */
 export function interactionReportsRepository(sql: SqlOrTx) {
   return {
-    /**
-     * Stores a batch in one statement; reports already stored are skipped. Returns how many were
-     * new. The batch goes in as one JSON parameter, so the statement text is the same for every
-     * batch size: prepared once per connection, planned cheaply, and no per-value bind work.
-     */
-    async insertBatch(reports: InteractionReportRecord[]): Promise<number> {
-      if (reports.length === 0) return 0;
-      const result = await sql`
-        INSERT INTO interaction_reports (report_id, server_id, agent_id, key_id, received_at, success,
-                                         latency_ms, tool_name, error_type, error_message, http_status)
-        SELECT report_id, server_id, agent_id, key_id, received_at, success, latency_ms, tool_name,
-               error_type, error_message, http_status
-        FROM json_to_recordset(${JSON.stringify(reports)}::text::json) AS x(report_id text, server_id bigint,
-          agent_id text, key_id bigint, received_at timestamptz, success boolean,
-          latency_ms double precision, tool_name text, error_type text, error_message text,
-          http_status integer)
-        ON CONFLICT (report_id) DO NOTHING`;
-      return result.count;
-    },
-
     async countForServer(serverId: number): Promise<number> {
       const [row] = await sql<{ n: number }[]>`
         SELECT count(*)::int AS n FROM interaction_reports WHERE server_id = ${serverId}`;

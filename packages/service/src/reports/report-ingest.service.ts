@@ -2,9 +2,8 @@ import { randomFillSync } from 'node:crypto';
 import {
   auditRepository,
   type InteractionReportRecord,
-  interactionReportsRepository,
-  type NewAuditEvent,
   pipelinedTransaction,
+  reportAuditEvent,
   rollupsRepository,
 } from '@observatory/db';
 import { BatchWriter, refusalOf } from '../batch-writer.ts';
@@ -77,52 +76,29 @@ function newReportId(now: Date): string {
 
 /**
  * Agent reports are buffered and written in group-committed batches (up to 1000 reports, two
- * batches in flight, each one pipelined transaction of one round trip with its audit events).
+ * batches in flight, each one pipelined transaction of one round trip appending their audit
+ * events, which are the reports' only record).
  * A report is acknowledged only when its batch is committed; if the database cannot take it,
  * the caller gets an error (→ 503) and nothing is acknowledged that could be lost. Scores are
  * not recomputed here: the analyzer folds reports in shortly after (see docs/scoring.md).
  */
 export function reportIngestService(runtime: Runtime, servers: ServerResolver, lookup: ServerLookup) {
   const writer = new BatchWriter<InteractionReportRecord>(
-    // Reports and their audit events commit together: no report without its audit trail.
+    // A report is stored as its audit event (interaction_reports is a view of the log): no
+    // report without its audit trail, and no second copy to keep in step with it. One round
+    // trip: the events, their dirty marks (the analyzer folds these hours into rollups and
+    // scores within seconds) and the COMMIT, queued together; the append lock is taken in the
+    // database, from its append to the COMMIT, never across a round trip to this process.
     (batch) =>
-      pipelinedTransaction(runtime.db.sql, async (tx) => {
-        const events = batch.map(
-          (r): NewAuditEvent => ({
-            event_id: `evt_${r.report_id.slice(4)}`,
-            event_type: 'report',
-            occurred_at: r.received_at,
-            server_id: r.server_id,
-            agent_id: r.agent_id,
-            key_id: r.key_id,
-            receipt_id: null,
-            // keys in sorted order: the leaf's canonical JSON then needs no copy
-            payload: {
-              error_message: r.error_message,
-              error_type: r.error_type,
-              http_status: r.http_status,
-              latency_ms: r.latency_ms,
-              report_id: r.report_id,
-              success: r.success,
-              tool_name: r.tool_name,
-            },
-          }),
-        );
-        // One round trip: the rows, their dirty marks (the analyzer folds these hours into
-        // rollups and scores within seconds), the audit append and the COMMIT, queued together.
-        // The rows go in before the append takes the lock, so a second batch inserts its rows
-        // while the first one holds it; the lock is held only while the database appends.
-        return {
-          result: null,
-          inFlight: [
-            interactionReportsRepository(tx).insertBatch(batch),
-            rollupsRepository(tx).markDirty(
-              batch.map((r) => ({ server_id: r.server_id, hour: r.received_at })),
-            ),
-            auditRepository(tx).queueAppend(events),
-          ],
-        };
-      }),
+      pipelinedTransaction(runtime.db.sql, async (tx) => ({
+        result: null,
+        inFlight: [
+          rollupsRepository(tx).markDirty(
+            batch.map((r) => ({ server_id: r.server_id, hour: r.received_at })),
+          ),
+          auditRepository(tx).queueAppend(batch.map(reportAuditEvent)),
+        ],
+      })),
     // Two batches at once: the audit lock orders their appends, and everything else overlaps.
     // Postgres classes 22 (data exception) and 23 (integrity): one report's content, not an outage.
     { maxBatch: 1000, maxConcurrent: 2, isolateOnError: isDataError },

@@ -2,7 +2,8 @@
  * npm run bench:receipts
  *
  * Receipt signing throughput on one thread — jose's CompactSign (baseline) beside the KeyRing's
- * node:crypto path — verification throughput, and Merkle audit log costs on a 1,000,000-leaf log
+ * node:crypto path, and the signing worker (batches of 50, as /agent-query signs) with libsodium
+ * beside node:crypto — verification throughput, and Merkle audit log costs on a 1,000,000-leaf log
  * in MemoryNodeStore: build, inclusion and consistency proofs (generation and verification), and
  * the streaming recomputation behind the audit check.
  *
@@ -24,7 +25,10 @@ import {
   RECEIPT_TYP,
   type ReceiptInput,
   recomputeRoot,
+  SigningWorker,
+  SODIUM_NATIVE_PATH,
   signReceipt,
+  signReceipts,
   verifyConsistency,
   verifyInclusion,
   verifyReceipt,
@@ -145,6 +149,28 @@ const joseSign = await rate(SIGN_SECONDS, () => {
 });
 const fastSign = rateSync(SIGN_SECONDS, () => signReceipt(ring, input));
 
+/**
+ * Receipts signed as /agent-query signs them: batches of 50 on one signing thread, with libsodium
+ * (where it loads) and with node:crypto; rates are per receipt.
+ */
+async function workerRate(sodiumPath: string | null): Promise<Rate & { native: boolean | null }> {
+  const worker = new SigningWorker(undefined, sodiumPath);
+  const batch = Array.from({ length: 50 }, () => input);
+  try {
+    const r = await rate(SIGN_SECONDS, () => signReceipts(ring, batch, worker));
+    return {
+      ops: r.ops * 50,
+      per_wall_s: r.per_wall_s * 50,
+      per_cpu_s: r.per_cpu_s * 50,
+      native: worker.native,
+    };
+  } finally {
+    await worker.close();
+  }
+}
+const workerNodeCrypto = await workerRate(null);
+const workerSodium = await workerRate(SODIUM_NATIVE_PATH);
+
 const sample = signReceipt(ring, input).jws;
 const jwks = ring.jwks();
 const verify = await rate(VERIFY_SECONDS, async () => {
@@ -224,6 +250,8 @@ const results = {
     jose_compact_sign: joseSign,
     keyring_node_crypto: fastSign,
     ratio_per_cpu_s: ratio,
+    signing_worker_batches_of_50: { node_crypto: workerNodeCrypto, libsodium: workerSodium },
+    libsodium_over_node_crypto_per_cpu_s: workerSodium.per_cpu_s / workerNodeCrypto.per_cpu_s,
     receipt_bytes: sample.length,
   },
   verification: { verify_receipt_jose: verify },
@@ -260,6 +288,16 @@ const rows: Array<[string, string, string]> = [
   ],
   ['sign: KeyRing node:crypto', `${n0(fastSign.per_wall_s)}/s wall`, `${n0(fastSign.per_cpu_s)}/CPU-s`],
   ['sign: ratio (per CPU-s)', `${ratio.toFixed(2)}×`, `target ≥ ${n0(TARGET_SIGNS_PER_CORE)}/CPU-s`],
+  [
+    'sign: worker, batches of 50, node:crypto',
+    `${n0(workerNodeCrypto.per_wall_s)}/s wall`,
+    `${n0(workerNodeCrypto.per_cpu_s)}/CPU-s`,
+  ],
+  [
+    `sign: worker, batches of 50, libsodium${workerSodium.native ? '' : ' (did not load)'}`,
+    `${n0(workerSodium.per_wall_s)}/s wall`,
+    `${n0(workerSodium.per_cpu_s)}/CPU-s (${(workerSodium.per_cpu_s / workerNodeCrypto.per_cpu_s).toFixed(2)}×)`,
+  ],
   ['verifyReceipt (jose)', `${n0(verify.per_wall_s)}/s wall`, `${n0(verify.per_cpu_s)}/CPU-s`],
   [
     'merkle build 1M leaves',

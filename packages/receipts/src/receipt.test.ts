@@ -5,7 +5,7 @@ import { type Jwks, MemoryKeyStore } from './key-store.ts';
 import { type KeyRing, loadSigningKeys, rotateKey } from './keys.ts';
 import { RECEIPT_TYP, type ReceiptInput, signReceipt, signReceipts, verifyReceipt } from './receipt.ts';
 import { newReceiptId, RECEIPT_ID_PATTERN, receiptIdTime } from './receipt-id.ts';
-import { type Signer, SigningPool, SigningWorker } from './signing-worker.ts';
+import { type Signer, SigningPool, SigningWorker, SODIUM_NATIVE_PATH } from './signing-worker.ts';
 
 const input: ReceiptInput = {
   iss: 'https://observatory.example',
@@ -129,6 +129,26 @@ describe('signReceipts (on the signing worker)', () => {
       expect(await signReceipts(ring, [], worker)).toEqual([]);
     } finally {
       await worker.close();
+    }
+  });
+
+  it('signs with libsodium where it loads, and with node:crypto otherwise: the same bytes', async () => {
+    const ring = await newRing();
+    const signers = {
+      libsodium: new SigningWorker(undefined, SODIUM_NATIVE_PATH),
+      'node:crypto': new SigningWorker(undefined, null),
+      'a library that does not load': new SigningWorker(undefined, '/nonexistent/sodium-native'),
+    };
+    try {
+      expect(SODIUM_NATIVE_PATH).not.toBeNull();
+      for (const signer of Object.values(signers)) await expectSameAsMainThread(ring, signer, 20);
+      expect(Object.fromEntries(Object.entries(signers).map(([name, s]) => [name, s.native]))).toEqual({
+        libsodium: true,
+        'node:crypto': false,
+        'a library that does not load': false,
+      });
+    } finally {
+      await Promise.all(Object.values(signers).map((s) => s.close()));
     }
   });
 

@@ -31,6 +31,8 @@ const REPLACE_COUNTS = [
   .map((c) => `${c} = EXCLUDED.${c}`)
   .join(', ');
 
+const QUARTER_HOUR_MS = 15 * 60_000;
+
 export interface DirtyMark {
   server_id: number;
   hour: Date;
@@ -171,13 +173,28 @@ export function rollupsRepository(sql: SqlOrTx) {
       return { taken: rows.length, marks: [...unique.values()] };
     },
 
-    /** Marks (server, hour) pairs for the analyzer. Append-only: never waits on other writers. */
+    /**
+     * Marks (server, hour) pairs for the analyzer. Append-only: never waits on other writers.
+     * A batch of reports mostly names a few servers in one hour: one time per server and
+     * quarter hour is sent (formatted once, not once per report), and the database truncates
+     * them to hours in its session's time zone, as the rollups do — every zone's offset is a
+     * whole number of quarter hours, so no hour is left out.
+     */
     async markDirty(marks: DirtyMark[]): Promise<void> {
       if (marks.length === 0) return;
+      const servers: number[] = [];
+      const times: string[] = [];
+      const seen = new Set<string>();
+      for (const m of marks) {
+        const key = `${m.server_id}|${Math.floor(m.hour.getTime() / QUARTER_HOUR_MS)}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        servers.push(m.server_id);
+        times.push(m.hour.toISOString());
+      }
       await sql`
         INSERT INTO rollup_dirty (server_id, hour)
-        SELECT DISTINCT s, date_trunc('hour', h) FROM unnest(${marks.map((m) => m.server_id)}::bigint[],
-          ${marks.map((m) => m.hour.toISOString())}::timestamptz[]) AS x(s, h)`;
+        SELECT DISTINCT s, date_trunc('hour', h) FROM unnest(${servers}::bigint[], ${times}::timestamptz[]) AS x(s, h)`;
     },
 
     async dirtyCount(): Promise<number> {

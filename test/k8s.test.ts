@@ -7,6 +7,7 @@ import { deleteQueueKeys } from '@observatory/queue/testing';
 import { Redis } from 'ioredis';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
+import { shutdownDeadlineMs } from '../apps/cli/src/lifecycle.ts';
 
 // No cluster on the build machines: the manifests are checked by parsing them, and the one
 // fact they share with the code (the BullMQ key KEDA watches) is checked against real Redis.
@@ -102,10 +103,15 @@ describe('infra/k8s manifests', () => {
   it('give every pod a termination grace period longer than the probe timeout', () => {
     const probeTimeoutS = Number(configMap().PROBE_TIMEOUT_MS) / 1000;
     expect(probeTimeoutS).toBeGreaterThan(0);
+    const deadlineS = shutdownDeadlineMs({ PROBE_TIMEOUT_MS: probeTimeoutS * 1000 }) / 1000;
     for (const d of all('Deployment')) {
       const grace = d.spec.template.spec.terminationGracePeriodSeconds;
       // the runtime waits PROBE_TIMEOUT_MS + 2 s for active jobs before closing
       expect(grace, d.metadata.name).toBeGreaterThan(probeTimeoutS + 2);
+      // a shutdown that hangs ends itself (exit 1, saying where) before the kubelet kills it
+      const preStop = d.spec.template.spec.containers[0].lifecycle?.preStop?.exec?.command;
+      const pauseS = preStop?.[0] === 'sleep' ? Number(preStop[1]) : 0;
+      expect(grace, d.metadata.name).toBeGreaterThan(pauseS + deadlineS);
     }
   });
 

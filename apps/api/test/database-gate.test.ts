@@ -59,7 +59,7 @@ describe('database gate', () => {
   });
 
   it('counts deadlock and serialization victims, timeouts and outages as retryable', () => {
-    for (const code of ['40P01', '40001', '53300', '57014', '57P01', 'ECONNREFUSED'])
+    for (const code of ['40P01', '40001', '53300', '57014', '57P01', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE'])
       expect(isUnavailable(Object.assign(new Error('x'), { code })), code).toBe(true);
     for (const code of ['23505', '22P02', undefined])
       expect(isUnavailable(Object.assign(new Error('x'), { code })), String(code)).toBe(false);

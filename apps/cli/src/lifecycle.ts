@@ -48,15 +48,36 @@ export async function runService(
     }
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    // Safety net: a step that never finishes must not keep the process up until it is killed
+    // (once, a query postgres.js never settled after a Postgres crash kept the API's close
+    // waiting; see patches/postgres+3.4.9.patch). Past the deadline the process exits with 1,
+    // naming the step that hung; embedded data is then left to Postgres crash recovery.
+    let step = 'stopping the service';
+    const deadlineMs = shutdownDeadlineMs(config);
+    setTimeout(() => {
+      logger.error({ signal, step, deadlineMs }, 'shutdown did not finish in time: exiting anyway');
+      process.exit(1);
+    }, deadlineMs);
     for (const stop of stops.reverse()) {
       await stop().catch((err) => logger.error({ err }, 'error while stopping'));
     }
+    step = 'closing the runtime (active jobs, buffered writes, database)';
     await runtime.close();
     process.stdout.write('stopped cleanly\n');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/**
+ * How long a shutdown may take before the process exits anyway: the grace active jobs get
+ * (PROBE_TIMEOUT_MS + 2 s, see Runtime.close) and 5 s for the rest (HTTP close, buffered
+ * writes, the database), which normally takes well under a second. Deployments allow more
+ * (infra/k8s: api 30 s, worker 45 s; the fault tests give 15 s with PROBE_TIMEOUT_MS 5 s).
+ */
+export function shutdownDeadlineMs(config: Pick<Config, 'PROBE_TIMEOUT_MS'>): number {
+  return config.PROBE_TIMEOUT_MS + 2_000 + 5_000;
 }
 
 export function describeStorage(runtime: Runtime): string {

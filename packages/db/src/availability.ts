@@ -70,7 +70,9 @@ export function watchAvailability(databaseUrl: string, opts: AvailabilityOptions
     if (pending && Date.now() - pendingSince >= stuckMs) {
       // A check that never settles: seen in the Postgres-restart fault test, where postgres.js
       // kept a query on a connection lost mid-restart, and the API refused everything with 503
-      // long after Postgres was back. Start over on a new client.
+      // long after Postgres was back. Start over on a new client. (Most likely the driver bug
+      // fixed in patches/postgres+3.4.9.patch: a query sent between a socket's 'error' and its
+      // 'close' was never settled. This stays as a guard.)
       const stuck = sql;
       sql = connect(databaseUrl, timeoutMs);
       pending = false;

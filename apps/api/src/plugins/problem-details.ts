@@ -99,6 +99,8 @@ export function registerProblemDetails(app: FastifyInstance) {
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
+  // a write to a connection Postgres has just dropped (seen when it crashed under load)
+  'EPIPE',
   'ETIMEDOUT',
   'CONNECT_TIMEOUT',
   'CONNECTION_CLOSED',

@@ -180,8 +180,8 @@ export function rollupsRepository(sql: SqlOrTx) {
      * them to hours in its session's time zone, as the rollups do — every zone's offset is a
      * whole number of quarter hours, so no hour is left out.
      */
-    async markDirty(marks: DirtyMark[]): Promise<void> {
-      if (marks.length === 0) return;
+    markDirty(marks: DirtyMark[]): Promise<void> {
+      if (marks.length === 0) return Promise.resolve();
       const servers: number[] = [];
       const times: string[] = [];
       const seen = new Set<string>();
@@ -192,9 +192,13 @@ export function rollupsRepository(sql: SqlOrTx) {
         servers.push(m.server_id);
         times.push(m.hour.toISOString());
       }
-      await sql`
+      // sent now (not when awaited): in a pipelined transaction statements go out in the order
+      // they are made, so a caller can put the audit append, which takes the log's lock, last
+      return sql`
         INSERT INTO rollup_dirty (server_id, hour)
-        SELECT DISTINCT s, date_trunc('hour', h) FROM unnest(${servers}::bigint[], ${times}::timestamptz[]) AS x(s, h)`;
+        SELECT DISTINCT s, date_trunc('hour', h) FROM unnest(${servers}::bigint[], ${times}::timestamptz[]) AS x(s, h)`
+        .execute()
+        .then(() => {});
     },
 
     async dirtyCount(): Promise<number> {

@@ -10,7 +10,7 @@
  *
  * Every 30 s it samples the RSS of each process (/proc/<pid>/status VmRSS). At the end it stops
  * the load and the scheduler, lets the queue drain, and checks the counts:
- * - reports sent = acknowledged (202) = stored, each with its audit event;
+ * - reports sent = acknowledged (202) = stored (a report is stored as its audit event);
  * - receipts handed out = receipt rows;
  * - probe slots dispatched (the scheduler's debug log) = probe rows + failed jobs, none stored
  *   twice, none failed;
@@ -198,7 +198,6 @@ try {
     'reports sent = acknowledged': counts.reportsSent === counts.reportsAcknowledged,
     'reports acknowledged = stored':
       counts.acknowledgedLost.length === 0 && counts.strayOrDuplicateRows === 0,
-    'reports stored with their audit event': counts.acknowledgedUnaudited.length === 0,
     'receipts issued = receipt rows': counts.receiptsLost.length === 0,
     'probe slots dispatched = rows + failed jobs': dispatched === probes!.rows + failedJobs,
     'no probe stored twice': probes!.rows === probes!.distinct_slots,

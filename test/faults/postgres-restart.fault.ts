@@ -104,7 +104,6 @@ describe('Postgres restarted during load (distributed mode)', () => {
     const { counts } = outcome;
     expect(counts.reportsAcknowledged).toBeGreaterThan(20);
     expect(counts.acknowledgedLost).toEqual([]);
-    expect(counts.acknowledgedUnaudited).toEqual([]);
     expect(counts.strayOrDuplicateRows).toBe(0);
     // refused reports may have been stored all the same (commit done, answer lost); counted
     expect(counts.reportsStored).toBe(counts.reportsAcknowledged + counts.refusedButStored);

@@ -4,37 +4,51 @@
 -- every POST /api/report a heap row, four index entries, a foreign-key check and the report
 -- again in the WAL: 22 of 57 µs of database CPU per report, measured on 50-report batches. The
 -- audit log is the authoritative record (the one the Merkle tree and the checkpoints cover), so
--- `interaction_reports` becomes a view of it, as `receipts` did in 0003.
+-- `interaction_reports` becomes a view of it, as `receipts` did in 0003, and reports are kept as
+-- long as audit events are (AUDIT_RETENTION_DAYS; they were never pruned before).
 --
--- The rows stored so far stay where they are, renamed: their audit events may already be
--- pruned (AUDIT_RETENTION_DAYS) while the rows were kept, and audit events are never rewritten.
--- The view reads them, and reads reports from the log only from the log's size at this moment
--- on: a report is never read twice. The ALTER below waits for report batches in flight and
--- holds back new ones until this migration commits, so the size read after it covers every
--- report batch already stored.
+-- Every report has had its audit event since reports were first stored. A row whose event is
+-- gone was pruned with it, past the audit retention: such rows go now. Any other row without its
+-- event means the two copies disagree: the migration refuses, and nothing changes.
 --
 -- A process of the previous release, mid rolling upgrade, inserts with ON CONFLICT (report_id),
 -- which Postgres refuses on a view: its report batch fails as a whole (its audit event rolls back
 -- with it) and its callers get a retryable 503, never an acknowledgement of a report not stored.
-ALTER TABLE interaction_reports RENAME TO interaction_reports_before_0005;
+
+-- wait for report batches in flight, and hold back new ones until this migration commits
+LOCK TABLE interaction_reports IN ACCESS EXCLUSIVE MODE;
 
 DO $$
 DECLARE
-  cutover bigint;
+  oldest_event timestamptz;
+  pruned boolean;
+  missing bigint;
 BEGIN
-  SELECT coalesce(max(idx) + 1, 0) INTO cutover FROM audit_tree_nodes WHERE level = 0;
-  -- the cut-over index is written into the view: it never changes
-  EXECUTE format($view$
-    CREATE VIEW interaction_reports AS
-    SELECT report_id, server_id, agent_id, key_id, received_at, success, latency_ms, tool_name,
-           error_type, error_message, http_status
-    FROM interaction_reports_before_0005
-    UNION ALL
-    SELECT e.payload ->> 'report_id', e.server_id, e.agent_id, e.key_id, e.occurred_at,
-           (e.payload ->> 'success')::boolean, (e.payload ->> 'latency_ms')::double precision,
-           e.payload ->> 'tool_name', e.payload ->> 'error_type', e.payload ->> 'error_message',
-           (e.payload ->> 'http_status')::integer
-    FROM audit_events e
-    WHERE e.event_type = 'report' AND e.idx >= %s
-  $view$, cutover);
+  SELECT min(occurred_at) INTO oldest_event FROM audit_events;
+  pruned := EXISTS (SELECT 1 FROM meta WHERE key = 'audit_pruned_below' AND value::bigint > 0);
+  SELECT count(*) INTO missing FROM interaction_reports r
+  WHERE NOT EXISTS (
+      SELECT 1 FROM audit_events e
+      WHERE e.event_id = 'evt_' || substr(r.report_id, 5) AND e.event_type = 'report')
+    AND (NOT pruned OR r.received_at >= coalesce(oldest_event, 'infinity'));
+  IF missing > 0 THEN
+    RAISE EXCEPTION '% reports have no audit event and are not past the audit retention; not replacing the interaction_reports table', missing;
+  END IF;
 END $$;
+
+DROP TABLE interaction_reports;
+
+CREATE VIEW interaction_reports AS
+SELECT e.payload ->> 'report_id'                         AS report_id,
+       e.server_id,
+       e.agent_id,
+       e.key_id,
+       e.occurred_at                                     AS received_at,
+       (e.payload ->> 'success')::boolean                AS success,
+       (e.payload ->> 'latency_ms')::double precision    AS latency_ms,
+       e.payload ->> 'tool_name'                         AS tool_name,
+       e.payload ->> 'error_type'                        AS error_type,
+       e.payload ->> 'error_message'                     AS error_message,
+       (e.payload ->> 'http_status')::integer            AS http_status
+FROM audit_events e
+WHERE e.event_type = 'report';

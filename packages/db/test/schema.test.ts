@@ -180,40 +180,71 @@ describe('migration 0005: reports become a view of the audit log', () => {
     http_status: i % 3 === 0 ? null : 200,
   });
 
-  it('keeps the reports stored before it, and reads later ones from their audit events, each once', async () => {
+  /** A database as the previous release left it: these reports stored, those of them audited. */
+  async function previousRelease(reports: InteractionReportRecord[], audited: InteractionReportRecord[]) {
     const db = await migratedUpTo('0005');
-    try {
+    await db.sql`
+      INSERT INTO servers (url, slug, name, category, source) VALUES ('https://a.example/mcp', 'a', 'A', 'other', 'registered')`;
+    for (const r of reports) {
       await db.sql`
-        INSERT INTO servers (url, slug, name, category, source) VALUES ('https://a.example/mcp', 'a', 'A', 'other', 'registered')`;
-      // before: a row and its audit event per report (as the previous release wrote them), and
-      // one row whose audit event retention already pruned
-      const before = [1, 2, 3].map(reportAt);
-      for (const r of before) {
-        await db.sql`
-          INSERT INTO interaction_reports (report_id, server_id, agent_id, key_id, received_at, success, latency_ms,
-            tool_name, error_type, error_message, http_status)
-          VALUES (${r.report_id}, ${r.server_id}, ${r.agent_id}, ${r.key_id}, ${r.received_at}, ${r.success},
-            ${r.latency_ms}, ${r.tool_name}, ${r.error_type}, ${r.error_message}, ${r.http_status})`;
-      }
-      await auditRepository(db.sql).append(before.slice(1).map(reportAuditEvent));
-      const stored = await db.sql.unsafe(`SELECT ${columns} FROM interaction_reports ORDER BY report_id`);
+        INSERT INTO interaction_reports (report_id, server_id, agent_id, key_id, received_at, success, latency_ms,
+          tool_name, error_type, error_message, http_status)
+        VALUES (${r.report_id}, ${r.server_id}, ${r.agent_id}, ${r.key_id}, ${r.received_at}, ${r.success},
+          ${r.latency_ms}, ${r.tool_name}, ${r.error_type}, ${r.error_message}, ${r.http_status})`;
+    }
+    await auditRepository(db.sql).append(audited.map(reportAuditEvent));
+    return db;
+  }
+  const tableType = async (sql: Sql) =>
+    (await sql`SELECT table_type FROM information_schema.tables WHERE table_name = 'interaction_reports'`)[0]
+      ?.table_type;
 
+  it('keeps every stored report, read back field for field from its audit event', async () => {
+    const before = [1, 2, 3, 4].map(reportAt);
+    const db = await previousRelease(before, before);
+    try {
+      const stored = await db.sql.unsafe(`SELECT ${columns} FROM interaction_reports ORDER BY report_id`);
+      expect(stored).toHaveLength(4);
       expect((await migrate(db.sql)).applied).toContain('0005_reports_view_of_audit_log');
-      const [kind] = await db.sql`
-        SELECT table_type FROM information_schema.tables WHERE table_name = 'interaction_reports'`;
-      expect(kind?.table_type).toBe('VIEW');
+      expect(await tableType(db.sql)).toBe('VIEW');
       expect(await db.sql.unsafe(`SELECT ${columns} FROM interaction_reports ORDER BY report_id`)).toEqual(
         stored,
       );
 
-      // after: a report is its audit event only, read back field for field
-      const after = [4, 5, 6].map(reportAt);
+      // from now on a report is its audit event only
+      const after = [5, 6].map(reportAt);
       await auditRepository(db.sql).append(after.map(reportAuditEvent));
-      const all = await db.sql.unsafe(`SELECT ${columns} FROM interaction_reports ORDER BY report_id`);
-      expect(all).toEqual([...stored, ...after]);
+      expect(await db.sql.unsafe(`SELECT ${columns} FROM interaction_reports ORDER BY report_id`)).toEqual([
+        ...stored,
+        ...after,
+      ]);
       expect(await interactionReportsRepository(db.sql).countForServer(1)).toBe(6);
     } finally {
       await db.drop();
+    }
+  });
+
+  it('lets rows go whose audit event retention pruned, and refuses any other row missing from the log', async () => {
+    const [old, kept] = [reportAt(1), reportAt(2)];
+    // the audit event of `old` is gone, and the log says it pruned: `old` is past the retention
+    const pruned = await previousRelease([old, kept], [kept]);
+    try {
+      await pruned.sql`INSERT INTO meta (key, value) VALUES ('audit_pruned_below', '5')`;
+      await migrate(pruned.sql);
+      expect((await pruned.sql`SELECT report_id FROM interaction_reports`).map((r) => r.report_id)).toEqual([
+        kept.report_id,
+      ]);
+    } finally {
+      await pruned.drop();
+    }
+    // nothing was pruned, yet a row has no event: the two copies disagree, so nothing changes
+    const disagreeing = await previousRelease([old, kept], [kept]);
+    try {
+      await expect(migrate(disagreeing.sql)).rejects.toThrow(/1 reports have no audit event/);
+      expect(await tableType(disagreeing.sql)).toBe('BASE TABLE');
+      expect(await interactionReportsRepository(disagreeing.sql).count()).toBe(2);
+    } finally {
+      await disagreeing.drop();
     }
   });
 

@@ -221,10 +221,15 @@ export function rollupsRepository(sql: SqlOrTx) {
           FROM t JOIN probe_results r
             ON r.server_id = t.server_id AND r.scheduled_at >= t.hour AND r.scheduled_at < t.hour + interval '1 hour'
         ),
+        -- Looked up hour by hour on the log's (server, time) index. As a plain join the planner
+        -- cannot see how narrow each hour is and, on a large log, scanned all of it (398 ms
+        -- instead of 16 ms for 60 hours of a 1M-event log); OFFSET 0 keeps each lookup a lookup.
         r AS (
           SELECT t.server_id, t.hour, ir.success, ir.latency_ms, ir.agent_id
-          FROM t JOIN interaction_reports ir
-            ON ir.server_id = t.server_id AND ir.received_at >= t.hour AND ir.received_at < t.hour + interval '1 hour'
+          FROM t CROSS JOIN LATERAL (
+            SELECT success, latency_ms, agent_id FROM interaction_reports
+            WHERE server_id = t.server_id AND received_at >= t.hour AND received_at < t.hour + interval '1 hour'
+            OFFSET 0) ir
         )`);
       await recomputeDailyFrom(sql`
         WITH d AS (

@@ -1,4 +1,5 @@
 import { CATEGORIES } from '@observatory/core';
+import { cachedFor } from '../cached.ts';
 import { HttpProblem } from '../problem.ts';
 import type { Runtime } from '../runtime.ts';
 import type { AnalyzedServerRow } from './trust.service.ts';
@@ -52,8 +53,60 @@ function listEntry(s: AnalyzedServerRow) {
 }
 
 /** Questions about the whole fleet: rankings, listings, totals, coverage, who reports. */
+/**
+ * How old /api/stats and /api/external-agents may be. Both count and group every report (a
+ * scan of the audit log's report rows), and they are public: read once per few seconds per
+ * process, not once per request.
+ */
+export const DIRECTORY_TOTALS_TTL_MS = 5_000;
+
 export function directoryService(runtime: Runtime) {
   const dir = runtime.repos.directory;
+  const stats = cachedFor(DIRECTORY_TOTALS_TTL_MS, () => readStats());
+  const agentsByLimit = new Map<number, ReturnType<typeof cachedFor<ExternalAgents>>>();
+
+  async function readStats() {
+    const now = new Date();
+    const [totals, coverage] = await Promise.all([dir.totals(now), dir.coverage(now)]);
+    const byCategory = new Map(coverage.map((c) => [c.category, c]));
+    const newest = [totals.last_probe_at, totals.last_report_at]
+      .filter((d): d is Date => d !== null)
+      .sort((a, b) => b.getTime() - a.getTime())[0];
+    return {
+      total_servers_tracked: totals.servers,
+      total_interactions_recorded: totals.reports,
+      average_trust_score: round(totals.avg_score),
+      interactions_last_24h: totals.reports_24h,
+      probes_last_24h: totals.probes_24h,
+      categories: CATEGORIES.map((name) => ({
+        name,
+        servers: byCategory.get(name)?.indexed ?? 0,
+        with_behavioural_record: byCategory.get(name)?.with_record ?? 0,
+        verifiable_24h: byCategory.get(name)?.verifiable ?? 0,
+      })),
+      data_collection_started: runtime.dataSince,
+      data_freshness: {
+        last_probe_at: totals.last_probe_at?.toISOString() ?? null,
+        last_report_at: totals.last_report_at?.toISOString() ?? null,
+        seconds_since_last_data: newest ? Math.round((now.getTime() - newest.getTime()) / 1000) : null,
+      },
+      generated_at: now.toISOString(),
+    };
+  }
+
+  async function readExternalAgents(limit: number) {
+    const { rows, totals } = await dir.agents(new Date(), limit);
+    return {
+      rows: rows.map((r) => ({
+        ...r,
+        first_seen: r.first_seen.toISOString(),
+        last_seen: r.last_seen.toISOString(),
+      })),
+      totals,
+      generated_at: new Date().toISOString(),
+    };
+  }
+  type ExternalAgents = Awaited<ReturnType<typeof readExternalAgents>>;
 
   return {
     async leaderboard(opts: { category?: string | undefined; limit?: number | undefined }) {
@@ -87,34 +140,8 @@ export function directoryService(runtime: Runtime) {
       };
     },
 
-    async stats() {
-      const now = new Date();
-      const [totals, coverage] = await Promise.all([dir.totals(now), dir.coverage(now)]);
-      const byCategory = new Map(coverage.map((c) => [c.category, c]));
-      const newest = [totals.last_probe_at, totals.last_report_at]
-        .filter((d): d is Date => d !== null)
-        .sort((a, b) => b.getTime() - a.getTime())[0];
-      return {
-        total_servers_tracked: totals.servers,
-        total_interactions_recorded: totals.reports,
-        average_trust_score: round(totals.avg_score),
-        interactions_last_24h: totals.reports_24h,
-        probes_last_24h: totals.probes_24h,
-        categories: CATEGORIES.map((name) => ({
-          name,
-          servers: byCategory.get(name)?.indexed ?? 0,
-          with_behavioural_record: byCategory.get(name)?.with_record ?? 0,
-          verifiable_24h: byCategory.get(name)?.verifiable ?? 0,
-        })),
-        data_collection_started: runtime.dataSince,
-        data_freshness: {
-          last_probe_at: totals.last_probe_at?.toISOString() ?? null,
-          last_report_at: totals.last_report_at?.toISOString() ?? null,
-          seconds_since_last_data: newest ? Math.round((now.getTime() - newest.getTime()) / 1000) : null,
-        },
-        generated_at: now.toISOString(),
-      };
-    },
+    /** Overall statistics (COMPAT names), at most DIRECTORY_TOTALS_TTL_MS old. */
+    stats: () => stats.get(),
 
     /** /atlas/report: how much of what we index we can actually vouch for. */
     async atlas() {
@@ -155,17 +182,14 @@ export function directoryService(runtime: Runtime) {
       };
     },
 
-    async externalAgents(limit = 500) {
-      const { rows, totals } = await dir.agents(new Date(), limit);
-      return {
-        rows: rows.map((r) => ({
-          ...r,
-          first_seen: r.first_seen.toISOString(),
-          last_seen: r.last_seen.toISOString(),
-        })),
-        totals,
-        generated_at: new Date().toISOString(),
-      };
+    /** Who reported what (COMPAT names), at most DIRECTORY_TOTALS_TTL_MS old. */
+    externalAgents(limit = 500) {
+      let cached = agentsByLimit.get(limit);
+      if (!cached) {
+        cached = cachedFor(DIRECTORY_TOTALS_TTL_MS, () => readExternalAgents(limit));
+        agentsByLimit.set(limit, cached);
+      }
+      return cached.get();
     },
   };
 }

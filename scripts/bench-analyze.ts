@@ -28,6 +28,7 @@ import { type ProbeResultRecord, probeResultsRepository, type Sql } from '@obser
 import { createTestDatabase, type TestDatabase } from '@observatory/db/testing';
 import { jobIds } from '@observatory/queue';
 import { analyzeDirty, analyzeEverything } from '@observatory/service';
+import { median } from 'simple-statistics';
 
 const SERVERS = Number(process.env.BENCH_SERVERS ?? 1000);
 const DAYS = Number(process.env.BENCH_DAYS ?? 30);
@@ -520,12 +521,6 @@ const roundAll = (r: Record<string, number>) =>
 
 const nullableMedian = (values: Array<number | null>) =>
   values.every((v) => v !== null) ? median(values as number[]) : null;
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 async function run(db: TestDatabase) {
   const { sql } = db;

@@ -53,6 +53,7 @@ import { deleteQueueKeys } from '@observatory/queue/testing';
 import { analyzeDirty, generateApiKey } from '@observatory/service';
 import { startFleet } from '@observatory/testkit';
 import Fastify from 'fastify';
+import { median } from 'simple-statistics';
 import { cpuSeconds, reapedChildrenCpuSeconds } from './lib/process-stats.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -282,12 +283,6 @@ function mergeRows(name: string, segments: Row[]): Row {
     p99: segments.map((r) => r.latency_p99_ms),
     cpu_s: { server: sum((r) => r.cpu_s.server), db, load: sum((r) => r.cpu_s.load) },
   });
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 interface Measured {

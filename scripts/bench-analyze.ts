@@ -24,7 +24,14 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { ProbeResult } from '@observatory/core';
-import { type ProbeResultRecord, probeResultsRepository, type Sql } from '@observatory/db';
+import {
+  auditRepository,
+  type InteractionReportRecord,
+  type ProbeResultRecord,
+  probeResultsRepository,
+  reportAuditEvent,
+  type Sql,
+} from '@observatory/db';
 import { createTestDatabase, type TestDatabase } from '@observatory/db/testing';
 import { jobIds } from '@observatory/queue';
 import { analyzeDirty, analyzeEverything } from '@observatory/service';
@@ -235,15 +242,15 @@ async function attachProbeDay(sql: Sql, day: Date): Promise<void> {
 }
 
 /**
- * Agent reports, skewed: a few popular servers get most, many get none; agents likewise. A report
- * is stored as its audit event (interaction_reports is a view of the log), so they are appended
- * in time order through audit_append, as the API appends them, each leaf the canonical JSON the
- * API would make (keys sorted; see packages/db reportAuditEvent and auditLeafData).
+ * Agent reports, skewed: a few popular servers get most, many get none; agents likewise. Drawn in
+ * SQL, then stored as the API stores them: as audit events (interaction_reports is a view of the
+ * log), appended in time order through the audit repository.
  */
 async function insertReports(sql: Sql): Promise<void> {
   await sql`
     CREATE UNLOGGED TABLE bench_reports AS
-    SELECT row_number() OVER (ORDER BY received_at, i) AS n, i, r.server_id, agent_id, received_at, success,
+    SELECT row_number() OVER (ORDER BY received_at, i) AS n, 'rpt_bench_' || i AS report_id, r.server_id, agent_id,
+      received_at, success,
       CASE WHEN success THEN p.median_ms * 1.5 * exp(0.5 * normal) WHEN u < 0.5 THEN 10000 END AS latency_ms,
       'tool_' || (i % p.tool_count) AS tool_name, CASE WHEN NOT success THEN 'timeout' END AS error_type,
       CASE WHEN success THEN 200 END AS http_status
@@ -256,21 +263,14 @@ async function insertReports(sql: Sql): Promise<void> {
     ) r JOIN bench_profile p ON p.server_id = r.server_id,
     LATERAL (SELECT NOT p.auth_only AND coalesce(NOT (r.received_at >= p.dead_from AND r.received_at < p.dead_to), true)
       AND r.u > 0.03 + p.fail_share AS success) s`;
-  const [row] = await sql<{ total: number }[]>`SELECT count(*)::int AS total FROM bench_reports`;
-  const total = row?.total ?? 0;
-  // in chunks: audit_append walks its arrays by subscript while it builds the tree
-  for (let from = 1; from <= total; from += 1000) {
-    await sql`
-      SELECT audit_append(array_agg(head ORDER BY n), array_agg(tail ORDER BY n)) FROM (
-        SELECT n,
-          '{"agent_id":' || to_json(agent_id) || ',"event_id":"evt_bench_' || i || '","event_type":"report","idx":' AS head,
-          ',"key_id":null,"occurred_at":"' || to_char(received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-            || '","payload":{"error_message":null,"error_type":' || coalesce(to_json(error_type)::text, 'null')
-            || ',"http_status":' || coalesce(http_status::text, 'null') || ',"latency_ms":' || coalesce(latency_ms::text, 'null')
-            || ',"report_id":"rpt_bench_' || i || '","success":' || success || ',"tool_name":' || to_json(tool_name)
-            || '},"receipt_id":null,"server_id":' || server_id || '}' AS tail
-        FROM bench_reports WHERE n >= ${from} AND n < ${from + 1000}
-      ) leaves`;
+  const audit = auditRepository(sql);
+  for (let from = 1; ; from += 5_000) {
+    const batch = await sql<InteractionReportRecord[]>`
+      SELECT report_id, server_id::int, agent_id, NULL::bigint AS key_id, received_at, success, latency_ms,
+        tool_name, error_type, NULL::text AS error_message, http_status
+      FROM bench_reports WHERE n >= ${from} AND n < ${from + 5_000} ORDER BY n`;
+    if (batch.length === 0) break;
+    await audit.append(batch.map(reportAuditEvent));
   }
   await sql`DROP TABLE bench_reports`;
 }

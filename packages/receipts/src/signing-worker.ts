@@ -169,13 +169,8 @@ const MIN_INPUTS_PER_THREAD = 8;
 export class SigningPool implements Signer {
   readonly #workers: SigningWorker[];
 
-  constructor(threads = Math.min(2, availableParallelism()), source?: string, sodiumPath?: string | null) {
-    this.#workers = Array.from({ length: Math.max(1, threads) }, () => new SigningWorker(source, sodiumPath));
-  }
-
-  /** Whether the last batch was signed by libsodium (null until one was signed). */
-  get native(): boolean | null {
-    return this.#workers[0]!.native;
+  constructor(threads = Math.min(2, availableParallelism()), source?: string) {
+    this.#workers = Array.from({ length: Math.max(1, threads) }, () => new SigningWorker(source));
   }
 
   async sign(key: KeyObject, inputs: readonly string[]): Promise<string[]> {

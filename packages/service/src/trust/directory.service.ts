@@ -52,7 +52,6 @@ function listEntry(s: AnalyzedServerRow) {
   };
 }
 
-/** Questions about the whole fleet: rankings, listings, totals, coverage, who reports. */
 /**
  * How old /api/stats and /api/external-agents may be. Both count and group every report (a
  * scan of the audit log's report rows), and they are public: read once per few seconds per
@@ -60,10 +59,14 @@ function listEntry(s: AnalyzedServerRow) {
  */
 export const DIRECTORY_TOTALS_TTL_MS = 5_000;
 
+/** Rows of /api/external-agents: the agents that reported most recently. */
+const EXTERNAL_AGENTS_LIMIT = 500;
+
+/** Questions about the whole fleet: rankings, listings, totals, coverage, who reports. */
 export function directoryService(runtime: Runtime) {
   const dir = runtime.repos.directory;
   const stats = cachedFor(DIRECTORY_TOTALS_TTL_MS, () => readStats());
-  const agentsByLimit = new Map<number, ReturnType<typeof cachedFor<ExternalAgents>>>();
+  const externalAgents = cachedFor(DIRECTORY_TOTALS_TTL_MS, () => readExternalAgents());
 
   async function readStats() {
     const now = new Date();
@@ -94,8 +97,8 @@ export function directoryService(runtime: Runtime) {
     };
   }
 
-  async function readExternalAgents(limit: number) {
-    const { rows, totals } = await dir.agents(new Date(), limit);
+  async function readExternalAgents() {
+    const { rows, totals } = await dir.agents(new Date(), EXTERNAL_AGENTS_LIMIT);
     return {
       rows: rows.map((r) => ({
         ...r,
@@ -106,7 +109,6 @@ export function directoryService(runtime: Runtime) {
       generated_at: new Date().toISOString(),
     };
   }
-  type ExternalAgents = Awaited<ReturnType<typeof readExternalAgents>>;
 
   return {
     async leaderboard(opts: { category?: string | undefined; limit?: number | undefined }) {
@@ -183,14 +185,7 @@ export function directoryService(runtime: Runtime) {
     },
 
     /** Who reported what (COMPAT names), at most DIRECTORY_TOTALS_TTL_MS old. */
-    externalAgents(limit = 500) {
-      let cached = agentsByLimit.get(limit);
-      if (!cached) {
-        cached = cachedFor(DIRECTORY_TOTALS_TTL_MS, () => readExternalAgents(limit));
-        agentsByLimit.set(limit, cached);
-      }
-      return cached.get();
-    },
+    externalAgents: () => externalAgents.get(),
   };
 }
 

@@ -11,9 +11,10 @@
 -- gone was pruned with it, past the audit retention: such rows go now. Any other row without its
 -- event means the two copies disagree: the migration refuses, and nothing changes.
 --
--- A process of the previous release, mid rolling upgrade, inserts with ON CONFLICT (report_id),
--- which Postgres refuses on a view: its report batch fails as a whole (its audit event rolls back
--- with it) and its callers get a retryable 503, never an acknowledgement of a report not stored.
+-- A process of the previous release, mid rolling upgrade, still inserts its rows here, which the
+-- view refuses (its columns are read from the payload): its report batch fails as a whole (its
+-- audit event rolls back with it) and its callers get a retryable 503, never an acknowledgement
+-- of a report not stored.
 
 -- wait for report batches in flight, and hold back new ones until this migration commits
 LOCK TABLE interaction_reports IN ACCESS EXCLUSIVE MODE;
